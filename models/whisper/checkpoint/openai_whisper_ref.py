@@ -1,0 +1,90 @@
+"""Load a packed checkpoint into openai-whisper (PyTorch): the project's reference model.
+
+    from models.whisper.checkpoint.openai_whisper_ref import load_openai_whisper
+    model = load_openai_whisper(checkpoint_dir)   # whisper.model.Whisper, float32, eval mode
+
+The weights are exactly those of weights.bin (the same bits the generated C reads), so any
+difference between this model and the compiled one is a difference in computation.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from models.whisper.checkpoint.canonical import DIM_KEYS
+from models.whisper.checkpoint.errors import CheckpointError
+from models.whisper.checkpoint.packed import PackedCheckpoint
+
+# Hugging Face (canonical) name fragments -> openai-whisper, applied in order.
+_RULES = [
+    (r"^model\.encoder\.embed_positions\.weight$", "encoder.positional_embedding"),
+    (r"^model\.decoder\.embed_positions\.weight$", "decoder.positional_embedding"),
+    (r"^model\.decoder\.embed_tokens\.weight$", "decoder.token_embedding.weight"),
+    (r"^model\.encoder\.layer_norm\.", "encoder.ln_post."),
+    (r"^model\.decoder\.layer_norm\.", "decoder.ln."),
+    (r"^model\.(encoder|decoder)\.layers\.(\d+)\.", r"\1.blocks.\2."),
+    (r"^model\.encoder\.conv", "encoder.conv"),
+    (r"\.self_attn_layer_norm\.", ".attn_ln."),
+    (r"\.encoder_attn_layer_norm\.", ".cross_attn_ln."),
+    (r"\.final_layer_norm\.", ".mlp_ln."),
+    (r"\.self_attn\.", ".attn."),
+    (r"\.encoder_attn\.", ".cross_attn."),
+    (r"\.q_proj\.", ".query."),
+    (r"\.k_proj\.", ".key."),
+    (r"\.v_proj\.", ".value."),
+    (r"\.out_proj\.", ".out."),
+    (r"\.fc1\.", ".mlp.0."),
+    (r"\.fc2\.", ".mlp.2."),
+]
+
+
+def hf_to_openai_name(name: str) -> str | None:
+    """openai-whisper state-dict key for a canonical name; None for the synthesized key bias,
+    which openai-whisper does not have (its key projection is bias-free)."""
+    if name.endswith(".k_proj.bias"):
+        return None
+    out = name
+    for pattern, repl in _RULES:
+        out = re.sub(pattern, repl, out)
+    return out
+
+
+def openai_state_dict(ckpt: PackedCheckpoint) -> dict[str, np.ndarray]:
+    """openai-whisper state dict (numpy, zero-copy views into weights.bin)."""
+    state = {}
+    for name in ckpt.names():
+        key = hf_to_openai_name(name)
+        array = ckpt.tensor(name)
+        if key is None:
+            if np.any(array):
+                raise CheckpointError(f"{ckpt.directory}: '{name}' is not zero; openai-whisper has no key bias")
+            continue
+        state[key] = array
+    return state
+
+
+def load_openai_whisper(checkpoint_dir: str, verify: bool = True):
+    """A float32 `whisper.model.Whisper` in eval mode holding the packed weights.
+
+    `verify` re-hashes every tensor against the manifest first (about 0.1 s per 100 MB).
+    """
+    import torch
+    from whisper.model import ModelDimensions, Whisper
+
+    ckpt = PackedCheckpoint(checkpoint_dir, verify=verify)
+    cfg = ckpt.config
+    model = Whisper(ModelDimensions(**{k: int(cfg[k]) for k in DIM_KEYS}))
+    state = {k: torch.from_numpy(np.array(v)) for k, v in openai_state_dict(ckpt).items()}
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    if missing or unexpected:
+        raise CheckpointError(
+            f"{checkpoint_dir}: openai-whisper state dict mismatch: missing {missing[:3]}, unexpected {unexpected[:3]}"
+        )
+    heads = torch.zeros(cfg["n_text_layer"], cfg["n_text_head"], dtype=torch.bool)
+    for layer, head in cfg["alignment_heads"]:
+        heads[layer, head] = True
+    # As Whisper.set_alignment_heads does, from the checkpoint's own list.
+    model.register_buffer("alignment_heads", heads.to_sparse(), persistent=False)
+    return model.eval()

@@ -1,0 +1,142 @@
+"""The packed checkpoint format, and a reader for it.
+
+A packed checkpoint directory (what `@whisper_<variant>` exposes) holds:
+
+  weights.bin        every tensor as little-endian float32, row-major, each starting at a
+                     multiple of 64 bytes (zero padding between tensors, none at the end);
+  manifest.json      {"format", "variant", "alignment", "byte_order", "weights_file",
+                      "weights_nbytes", "weights_sha256",
+                      "tensors": [{"name", "dtype", "shape", "offset", "nbytes", "sha256"}, ...],
+                      "manifest_sha256", "manifest_sha256_covers"}
+                     with tensors in packing (= offset) order and `sha256` over each tensor's
+                     own bytes;
+  model_config.json  dimensions, special tokens, suppress lists, alignment heads, language ids;
+  tokenizer.json     the source's tokenizer, byte for byte;
+  audit.json         every source tensor used or ignored (with reason), every synthesized tensor.
+
+`manifest_sha256` identifies a weights layout and content in one value (the generated C bakes it
+in and refuses other weights). It is the sha256 of the UTF-8 bytes of
+
+    json.dumps(manifest["tensors"], sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+i.e. the tensor list only, in order, keys sorted, no whitespace. Because every entry carries its
+tensor's sha256, the digest covers names, shapes, offsets and all weight bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+
+import numpy as np
+
+from models.whisper.checkpoint.errors import CheckpointError
+
+FORMAT = "ckw-whisper-weights-v1"
+ALIGNMENT = 64
+DTYPE = "f32"
+DIGEST_RULE = (
+    "sha256 of the UTF-8 bytes of json.dumps(manifest['tensors'], sort_keys=True, "
+    "separators=(',', ':'), ensure_ascii=True)"
+)
+FILES = ("weights.bin", "manifest.json", "model_config.json", "tokenizer.json", "audit.json")
+
+
+def tensors_digest(tensors: list[dict]) -> str:
+    """manifest_sha256: see the module docstring for the exact serialization."""
+    text = json.dumps(tensors, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class PackedCheckpoint:
+    """Read access to a packed checkpoint directory; tensors are zero-copy float32 views."""
+
+    def __init__(self, directory: str, verify: bool = True):
+        self.directory = str(directory)
+        self.manifest = self._json("manifest.json")
+        self.config = self._json("model_config.json")
+        if self.manifest.get("format") != FORMAT:
+            raise CheckpointError(
+                f"{self._path('manifest.json')}: format {self.manifest.get('format')!r}, expected "
+                f"{FORMAT!r}; rebuild the checkpoint repository"
+            )
+        self.entries = {t["name"]: t for t in self.manifest["tensors"]}
+        weights = self._path(self.manifest.get("weights_file", "weights.bin"))
+        size = os.path.getsize(weights) if os.path.exists(weights) else -1
+        if size != self.manifest["weights_nbytes"]:
+            raise CheckpointError(
+                f"{weights}: {size} bytes, manifest says {self.manifest['weights_nbytes']}; the "
+                "weights file does not belong to this manifest, rebuild the checkpoint"
+            )
+        self._weights = np.memmap(weights, dtype=np.uint8, mode="r")
+        if verify:
+            self.verify()
+
+    def _path(self, name: str) -> str:
+        return os.path.join(self.directory, name)
+
+    def _json(self, name: str) -> dict:
+        try:
+            with open(self._path(name), encoding="utf-8") as f:
+                return json.load(f)
+        except (OSError, ValueError) as e:
+            raise CheckpointError(f"{self._path(name)}: unreadable ({e}); rebuild the checkpoint") from e
+
+    @property
+    def manifest_sha256(self) -> str:
+        return self.manifest["manifest_sha256"]
+
+    def names(self) -> list[str]:
+        return list(self.entries)
+
+    def raw(self, name: str) -> memoryview:
+        e = self.entries[name]
+        return memoryview(self._weights[e["offset"] : e["offset"] + e["nbytes"]])
+
+    def tensor(self, name: str) -> np.ndarray:
+        """Read-only float32 view of one tensor (no copy)."""
+        if name not in self.entries:
+            raise CheckpointError(f"{self._path('manifest.json')}: no tensor '{name}'")
+        e = self.entries[name]
+        flat = self._weights[e["offset"] : e["offset"] + e["nbytes"]].view("<f4")
+        return flat.reshape(e["shape"])
+
+    def verify(self) -> None:
+        """Digest, layout (alignment, no overlap, zero padding) and every tensor's sha256."""
+        where = self._path("manifest.json")
+        tensors = self.manifest["tensors"]
+        if tensors_digest(tensors) != self.manifest["manifest_sha256"]:
+            raise CheckpointError(f"{where}: manifest_sha256 does not match its tensor list; the manifest was edited")
+        end = 0
+        for e in tensors:
+            if e["dtype"] != DTYPE or e["offset"] % ALIGNMENT or e["offset"] < end:
+                raise CheckpointError(
+                    f"{where}: tensor '{e['name']}' is misplaced (offset {e['offset']}, dtype {e['dtype']})"
+                )
+            if int(np.prod(e["shape"], dtype=np.int64)) * 4 != e["nbytes"]:
+                raise CheckpointError(f"{where}: tensor '{e['name']}' nbytes does not match its shape")
+            if np.any(self._weights[end : e["offset"]]):
+                raise CheckpointError(f"{where}: non-zero padding before tensor '{e['name']}'")
+            if hashlib.sha256(self.raw(e["name"])).hexdigest() != e["sha256"]:
+                raise CheckpointError(
+                    f"{self._path('weights.bin')}: tensor '{e['name']}' fails its sha256; the "
+                    "weights file is corrupt, rebuild the checkpoint"
+                )
+            end = e["offset"] + e["nbytes"]
+        if end != self.manifest["weights_nbytes"]:
+            raise CheckpointError(f"{where}: tensors end at {end}, file has {self.manifest['weights_nbytes']} bytes")
+
+
+def runfiles_checkpoint_dir(variant: str) -> str:
+    """Directory of `@whisper_<variant>` inside a Bazel test's or binary's runfiles."""
+    repo = f"whisper_{variant}"
+    roots = [os.environ.get("TEST_SRCDIR"), os.environ.get("RUNFILES_DIR")]
+    here = os.path.abspath(__file__)
+    if ".runfiles" in here:
+        roots.append(here[: here.index(".runfiles") + len(".runfiles")])
+    for root in filter(None, roots):
+        for candidate in (os.path.join(root, repo), os.path.join(root, "ckw", "external", repo)):
+            if os.path.exists(os.path.join(candidate, "manifest.json")):
+                return candidate
+    raise CheckpointError(f'@{repo} is not in the runfiles; add data = ["@{repo}//:checkpoint"] to the target')
