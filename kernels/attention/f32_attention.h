@@ -1,0 +1,45 @@
+// ckw_f32_attention (op kind "attention"): per head h and query row i,
+//   o[i, h] = softmax_j(scale * q[i, h] . k[h, j]) v[h, j]
+// q, o token-major [Tq, H*Dh]; k, v head-major [H, cap, Dh] (cap = row capacity, so KV caches
+// are read in place). Keys j = 0..Tk-1; with causal != 0 query i (absolute position
+// q_pos + i) sees only j <= q_pos + i. Cases:
+//   encoder self-attention   Tq = Tk = 1500, causal = 0
+//   decoder prefill          Tq = T, q_pos = rows already cached (0), causal = 1, Tk >= q_pos + T
+//   decoder decode step      Tq = 1, q_pos = pos, causal = 1 (attends pos + 1 rows), Tk > pos
+//   cross-attention          Tq = T, Tk = encoder rows (1500), causal = 0
+// A query that sees no key gets o = 0. scale is applied once to q.k (Whisper scales q and k
+// by Dh^-0.25 each; one 1/sqrt(Dh) is exact for Dh = 64, a power of 4, and rounds once
+// otherwise). The softmax subtracts the row max. scratch: ckw_f32_attention_scratch_bytes
+// bytes, 64-byte alignment recommended; o must not overlap the inputs.
+#ifndef CKW_KERNELS_ATTENTION_F32_ATTENTION_H_
+#define CKW_KERNELS_ATTENTION_F32_ATTENTION_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+int64_t ckw_f32_attention_scratch_bytes(int64_t Tq, int64_t Tk, int64_t H, int64_t Dh);
+
+// SIMD paths: Tq >= this many query rows run a blocked multi-query path, fewer run one row at
+// a time. A query's result does not depend on which other queries share its block, so
+// splitting the work over heads, or over query chunks that all stay >= this size, gives the
+// same bits for any thread count.
+#define CKW_F32_ATTENTION_BLOCK_MIN_TQ 8
+
+#define CKW_F32_ATTENTION_PARAMS                                                                \
+  float *restrict o, const float *restrict q, const float *restrict k, const float *restrict v, \
+      float *restrict scratch, int64_t Tq, int64_t Tk, int64_t H, int64_t Dh, int64_t cap,      \
+      int64_t q_pos, int causal, float scale
+
+void ckw_f32_attention(CKW_F32_ATTENTION_PARAMS);
+void ckw_f32_attention__scalar(CKW_F32_ATTENTION_PARAMS);
+void ckw_f32_attention__avx2(CKW_F32_ATTENTION_PARAMS);
+void ckw_f32_attention__avx512(CKW_F32_ATTENTION_PARAMS);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // CKW_KERNELS_ATTENTION_F32_ATTENTION_H_

@@ -1,0 +1,124 @@
+// Attention, every ISA path, against a float64 reference under the tolerance policy (K taken
+// as Dh + Tk, the two reductions): encoder, causal prefill with cached rows, decode reading
+// pos + 1 rows of a larger cache, cross-attention, odd head sizes, large logits (stability).
+// Cache rows a query must not read hold NaN, so any stray read fails the check.
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/activation/cpu.h"
+#include "kernels/attention/f32_attention.h"
+#include "kernels/common/tolerance.h"
+
+#define TOL_C 8.0  // contract.tolerance_c in f32_attention.json
+
+typedef void (*attn_fn)(CKW_F32_ATTENTION_PARAMS);
+
+static unsigned long long g_rng = 0xD1B54A32D192ED03ull;
+static float frand(void) {
+  g_rng ^= g_rng << 13;
+  g_rng ^= g_rng >> 7;
+  g_rng ^= g_rng << 17;
+  return (float)((g_rng >> 40) * (1.0 / (1ull << 24)) * 2.0 - 1.0);
+}
+
+static int check(const char* isa, attn_fn f, int64_t Tq, int64_t Tk, int64_t H, int64_t Dh, int64_t cap,
+                 int64_t q_pos, int causal, int shifted) {
+  const int64_t ld = H * Dh;
+  const float scale = 1.0f / sqrtf((float)Dh);
+  float* q = malloc(sizeof(float) * (Tq * ld + 1));
+  float* k = malloc(sizeof(float) * (H * cap * Dh + 1));
+  float* v = malloc(sizeof(float) * (H * cap * Dh + 1));
+  float* o = malloc(sizeof(float) * (Tq * ld + 1));
+  float* ref = malloc(sizeof(float) * (Tq * ld + 1));
+  float* scratch = malloc((size_t)ckw_f32_attention_scratch_bytes(Tq, Tk, H, Dh));
+  double* s = malloc(sizeof(double) * (Tk + 1));
+  // shifted: every score gets a common +96 (q[., 0] = 32, k[., 0] = 24, scale 1/8), past
+  // ln(FLT_MAX) = 88.7, so exp overflows unless the row max is subtracted first.
+  for (int64_t i = 0; i < Tq * ld; ++i) q[i] = (shifted && i % Dh == 0) ? 32.0f : frand();
+  for (int64_t h = 0; h < H; ++h) {
+    for (int64_t j = 0; j < cap; ++j) {
+      // Rows no query may read: causal rows past the last query's position, rows >= Tk.
+      const int unread = j >= Tk || (causal && j > q_pos + Tq - 1);
+      for (int64_t d = 0; d < Dh; ++d) {
+        k[(h * cap + j) * Dh + d] = unread ? NAN : (shifted && d == 0) ? 24.0f : frand();
+        v[(h * cap + j) * Dh + d] = unread ? NAN : frand();
+      }
+    }
+  }
+  for (int64_t h = 0; h < H; ++h) {
+    for (int64_t i = 0; i < Tq; ++i) {
+      int64_t n = causal ? q_pos + i + 1 : Tk;
+      if (n > Tk) n = Tk;
+      double mx = -INFINITY, sum = 0.0;
+      for (int64_t j = 0; j < n; ++j) {
+        double acc = 0.0;
+        for (int64_t d = 0; d < Dh; ++d) acc += (double)q[i * ld + h * Dh + d] * k[(h * cap + j) * Dh + d];
+        s[j] = acc * scale;
+        mx = fmax(mx, s[j]);
+      }
+      for (int64_t j = 0; j < n; ++j) sum += (s[j] = exp(s[j] - mx));
+      for (int64_t d = 0; d < Dh; ++d) {
+        double acc = 0.0;
+        for (int64_t j = 0; j < n; ++j) acc += s[j] * v[(h * cap + j) * Dh + d];
+        ref[i * ld + h * Dh + d] = n > 0 ? (float)(acc / sum) : 0.0f;
+      }
+    }
+  }
+  for (int64_t i = 0; i < Tq * ld; ++i) o[i] = -1234.0f;
+  f(o, q, k, v, scratch, Tq, Tk, H, Dh, cap, q_pos, causal, scale);
+  char what[160];
+  snprintf(what, sizeof what, "%s attention Tq=%lld Tk=%lld H=%lld Dh=%lld cap=%lld q_pos=%lld causal=%d shifted=%d",
+           isa, (long long)Tq, (long long)Tk, (long long)H, (long long)Dh, (long long)cap, (long long)q_pos,
+           causal, shifted);
+  int ok = ckw_check_close(what, o, ref, Tq * ld, TOL_C, Dh + Tk);
+  free(q), free(k), free(v), free(o), free(ref), free(scratch), free(s);
+  return ok;
+}
+
+int main(void) {
+  struct {
+    const char* isa;
+    int ok;
+    attn_fn f;
+  } isas[] = {{"scalar", 1, ckw_f32_attention__scalar},
+              {"avx2", ckw_cpu_has_avx2(), ckw_f32_attention__avx2},
+              {"avx512", ckw_cpu_has_avx512(), ckw_f32_attention__avx512},
+              {"dispatch", 1, ckw_f32_attention}};
+  // Tq, Tk, H, Dh, cap, q_pos, causal
+  const int64_t cases[][7] = {
+      {37, 37, 2, 64, 40, 0, 0},     // encoder self-attention (bidirectional)
+      {5, 5, 3, 64, 16, 0, 1},       // decoder prefill from an empty cache
+      {3, 11, 2, 64, 16, 8, 1},      // prefill after 8 cached rows
+      {1, 448, 2, 64, 448, 9, 1},    // decode step at pos 9: reads 10 of 448 rows
+      {1, 448, 1, 64, 448, 0, 1},    // decode step at pos 0: one row
+      {4, 1500, 1, 64, 1500, 0, 0},  // cross-attention over encoder memory
+      {3, 19, 2, 20, 21, 0, 0},      {2, 9, 3, 1, 9, 0, 0},     {6, 13, 1, 7, 13, 2, 1},
+      {2, 23, 2, 72, 30, 0, 0},      {3, 17, 1, 136, 17, 0, 0}, {2, 5, 1, 8, 5, 0, 0},
+      // Tq >= CKW_F32_ATTENTION_BLOCK_MIN_TQ: the blocked path, partial blocks and tiles.
+      {40, 29, 2, 64, 33, 0, 0},     {8, 8, 1, 64, 8, 0, 1},    {45, 50, 2, 64, 64, 5, 1},
+      {20, 1500, 1, 64, 1500, 0, 0}, {35, 35, 2, 20, 35, 0, 1}, {9, 3, 3, 72, 4, 0, 0},
+      {17, 7, 1, 1, 7, 0, 0},        {33, 40, 1, 40, 40, 7, 1},
+  };
+  int fails = 0, n = 0;
+  for (size_t i = 0; i < sizeof isas / sizeof isas[0]; ++i) {
+    if (!isas[i].ok) {
+      printf("SKIP %s: this CPU lacks it\n", isas[i].isa);
+      continue;
+    }
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+      const int64_t* a = cases[c];
+      fails += !check(isas[i].isa, isas[i].f, a[0], a[1], a[2], a[3], a[4], a[5], (int)a[6], 0);
+      ++n;
+      // The shift needs Dh = 64 (scale 1/8); its rounding (~eps * 96 per score) is only
+      // inside the bound for long rows, whose sqrt(K) is large.
+      if (a[3] == 64 && a[1] >= 400) {
+        fails += !check(isas[i].isa, isas[i].f, a[0], a[1], a[2], a[3], a[4], a[5], (int)a[6], 1);
+        ++n;
+      }
+    }
+  }
+  printf("%d/%d attention cases passed\n", n - fails, n);
+  return fails != 0;
+}

@@ -1,0 +1,51 @@
+#include "kernels/conv/f32_conv1d_k3.h"
+
+#include <stddef.h>
+
+#include "kernels/gemm/f32_gemm_nt_core.h"
+
+int64_t ckw_f32_conv1d_k3_scratch_bytes(int64_t Cin, int64_t Tout) {
+  const int64_t n = (Cin > 0 ? Cin : 0) * 3 * (Tout > 0 ? Tout : 0);
+  return (n > 0 ? n : 1) * (int64_t)sizeof(float);
+}
+
+// cols[t, ci*3 + j] = x[ci, t*stride + j - 1], zero outside the input.
+static void im2col(float* restrict cols, const float* restrict x, int64_t Cin, int64_t Tin, int64_t Tout,
+                   int64_t stride) {
+  for (int64_t t = 0; t < Tout; ++t) {
+    float* row = cols + t * Cin * 3;
+    const int64_t p0 = t * stride - 1;
+    if (p0 >= 0 && p0 + 2 < Tin) {
+      for (int64_t ci = 0; ci < Cin; ++ci) {
+        const float* xr = x + ci * Tin + p0;
+        row[ci * 3] = xr[0];
+        row[ci * 3 + 1] = xr[1];
+        row[ci * 3 + 2] = xr[2];
+      }
+    } else {
+      for (int64_t ci = 0; ci < Cin; ++ci)
+        for (int64_t j = 0; j < 3; ++j) {
+          const int64_t p = p0 + j;
+          row[ci * 3 + j] = p >= 0 && p < Tin ? x[ci * Tin + p] : 0.0f;
+        }
+    }
+  }
+}
+
+static void conv(float* y, const float* x, const float* w, const float* b, float* scratch, int64_t Cin,
+                 int64_t Cout, int64_t Tin, int64_t Tout, int64_t stride, int epi) {
+  if (Tout <= 0 || Cout <= 0) return;
+  im2col(scratch, x, Cin, Tin, Tout, stride);
+  ckw_f32_gemm_nt_core(y, scratch, w, b, NULL, Tout, Cout, Cin * 3, epi);
+}
+
+void ckw_f32_conv1d_k3(float* restrict y, const float* restrict x, const float* restrict w, const float* restrict b,
+                       float* restrict scratch, int64_t Cin, int64_t Cout, int64_t Tin, int64_t Tout, int64_t stride) {
+  conv(y, x, w, b, scratch, Cin, Cout, Tin, Tout, stride, CKW_GEMM_EPI_PLAIN);
+}
+
+void ckw_f32_conv1d_k3_gelu(float* restrict y, const float* restrict x, const float* restrict w,
+                            const float* restrict b, float* restrict scratch, int64_t Cin, int64_t Cout, int64_t Tin,
+                            int64_t Tout, int64_t stride) {
+  conv(y, x, w, b, scratch, Cin, Cout, Tin, Tout, stride, CKW_GEMM_EPI_GELU);
+}

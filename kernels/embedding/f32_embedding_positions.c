@@ -1,0 +1,32 @@
+#include "kernels/embedding/f32_embedding_positions.h"
+
+int ckw_f32_embedding_positions(float* restrict y, const int32_t* restrict tokens, const float* restrict table,
+                                const float* restrict positions, int64_t T, int64_t D, int64_t vocab,
+                                int64_t n_ctx, int64_t offset) {
+  if (T < 0 || D < 0 || vocab < 0 || n_ctx < 0) return CKW_EMBEDDING_ERR_SHAPE;
+  if (offset < 0 || offset > n_ctx - T) return CKW_EMBEDDING_ERR_POSITION;
+  for (int64_t t = 0; t < T; ++t)
+    if (tokens[t] < 0 || tokens[t] >= vocab) return CKW_EMBEDDING_ERR_TOKEN;
+  for (int64_t t = 0; t < T; ++t) {
+    const float* e = table + (int64_t)tokens[t] * D;
+    const float* p = positions + (offset + t) * D;
+    float* yt = y + t * D;
+    for (int64_t d = 0; d < D; ++d) yt[d] = e[d] + p[d];
+  }
+  return CKW_EMBEDDING_OK;
+}
+
+const char* ckw_f32_embedding_positions_strerror(int code) {
+  switch (code) {
+    case CKW_EMBEDDING_OK:
+      return "ok";
+    case CKW_EMBEDDING_ERR_TOKEN:
+      return "token id outside [0, vocab): check the tokenizer matches the checkpoint";
+    case CKW_EMBEDDING_ERR_POSITION:
+      return "positions offset..offset+T exceed the decoder context n_ctx: start a new window";
+    case CKW_EMBEDDING_ERR_SHAPE:
+      return "negative T, D, vocab or n_ctx";
+    default:
+      return "unknown embedding error code";
+  }
+}

@@ -1,0 +1,30 @@
+// ckw_f32_embedding_positions (op kind "embedding_positions"): Whisper's decoder input,
+//   y[t] = table[tokens[t]] + positions[offset + t],  t < T,
+// table [vocab, D] (token embedding), positions [n_ctx, D] (learned), y [T, D] token-major.
+// Inputs are validated before anything is written: returns 0, or a negative
+// CKW_EMBEDDING_ERR_* code (y untouched). One float add per element: exact w.r.t. numpy.
+// Memory-bound; the baseline compiler vectorizes it, so there are no ISA variants.
+#ifndef CKW_KERNELS_EMBEDDING_F32_EMBEDDING_POSITIONS_H_
+#define CKW_KERNELS_EMBEDDING_F32_EMBEDDING_POSITIONS_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CKW_EMBEDDING_OK 0
+#define CKW_EMBEDDING_ERR_TOKEN (-1)     // a token id is < 0 or >= vocab
+#define CKW_EMBEDDING_ERR_POSITION (-2)  // offset < 0 or offset + T > n_ctx
+#define CKW_EMBEDDING_ERR_SHAPE (-3)     // T, D, vocab or n_ctx negative
+
+int ckw_f32_embedding_positions(float* restrict y, const int32_t* restrict tokens, const float* restrict table,
+                                const float* restrict positions, int64_t T, int64_t D, int64_t vocab,
+                                int64_t n_ctx, int64_t offset);
+const char* ckw_f32_embedding_positions_strerror(int code);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // CKW_KERNELS_EMBEDDING_F32_EMBEDDING_POSITIONS_H_

@@ -1,0 +1,57 @@
+"""Token embedding + learned positions through ctypes: bit-exact against numpy at an offset,
+full Whisper vocab sizes, and every error code with y left untouched."""
+
+import ctypes
+import unittest
+
+import numpy as np
+
+from kernels.activation import kernel_testing as kt
+
+LIB = kt.load("embedding", "libckw_embedding_testing.so")
+P, I64 = ctypes.c_void_p, ctypes.c_int64
+F = LIB.ckw_f32_embedding_positions
+F.argtypes = [P] * 4 + [I64] * 5
+F.restype = ctypes.c_int
+LIB.ckw_f32_embedding_positions_strerror.restype = ctypes.c_char_p
+
+
+def run(tokens, table, pos, offset, t=None):
+    t = len(tokens) if t is None else t
+    y = np.full((max(t, 1), table.shape[1]), -7.0, np.float32)
+    rc = F(kt.ptr(y), kt.ptr(tokens), kt.ptr(table), kt.ptr(pos), t, table.shape[1], table.shape[0], pos.shape[0],
+           offset)
+    return rc, y
+
+
+class EmbeddingTest(unittest.TestCase):
+    def test_exact_at_offset(self):
+        rng = np.random.default_rng(3)
+        for vocab in (51864, 51865):
+            table = kt.f32(rng.standard_normal((vocab, 8)))
+            pos = kt.f32(rng.standard_normal((448, 8)))
+            tokens = np.array([vocab - 1, 0, 50257, 220], np.int32)
+            for offset in (0, 17, 444):
+                rc, y = run(tokens, table, pos, offset)
+                self.assertEqual(rc, 0)
+                np.testing.assert_array_equal(y, table[tokens] + pos[offset:offset + 4])
+
+    def test_errors_leave_y_untouched(self):
+        table = kt.f32(np.ones((10, 4)))
+        pos = kt.f32(np.ones((6, 4)))
+        cases = [([10], 0, -1), ([-1], 0, -1), ([1, 2], 5, -2), ([1], -1, -2), ([1] * 7, 0, -2)]
+        for toks, offset, want in cases:
+            rc, y = run(np.array(toks, np.int32), table, pos, offset)
+            self.assertEqual(rc, want, (toks, offset))
+            self.assertTrue(np.all(y == -7.0))
+            self.assertIn(b"n", LIB.ckw_f32_embedding_positions_strerror(rc))
+
+    def test_map_declares_error_codes(self):
+        m = kt.kernel_map("embedding", "f32_embedding_positions")
+        self.assertEqual(m["provides"], "embedding_positions")
+        self.assertEqual(m["ports"]["tokens"]["dtype"], "i32")
+        self.assertEqual(set(m["returns"]["errors"]), {"-1", "-2", "-3"})
+
+
+if __name__ == "__main__":
+    unittest.main()

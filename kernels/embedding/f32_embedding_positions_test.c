@@ -1,0 +1,45 @@
+// Embedding + positions: exact against a direct reference, at an offset, with every error
+// code (and y untouched on error).
+#include <stdio.h>
+#include <string.h>
+
+#include "kernels/embedding/f32_embedding_positions.h"
+
+enum { V = 11, D = 5, NCTX = 8 };
+
+int main(void) {
+  float table[V * D], pos[NCTX * D], y[4 * D], ref[4 * D];
+  for (int i = 0; i < V * D; ++i) table[i] = 0.37f * (float)i - 3.0f;
+  for (int i = 0; i < NCTX * D; ++i) pos[i] = 0.011f * (float)(i * i % 97);
+  const int32_t tok[4] = {10, 0, 3, 3};
+  int fails = 0;
+  const int64_t offset = 4;  // rows 4..7: the last legal window for T = 4
+  for (int t = 0; t < 4; ++t)
+    for (int d = 0; d < D; ++d) ref[t * D + d] = table[tok[t] * D + d] + pos[(offset + t) * D + d];
+  int rc = ckw_f32_embedding_positions(y, tok, table, pos, 4, D, V, NCTX, offset);
+  if (rc != 0 || memcmp(y, ref, sizeof y) != 0) {
+    fprintf(stderr, "embedding at offset 4: rc=%d or values differ\n", rc);
+    ++fails;
+  }
+  struct {
+    int32_t tok0;
+    int64_t T, offset, want;
+  } bad[] = {{V, 2, 0, CKW_EMBEDDING_ERR_TOKEN},          {-1, 2, 0, CKW_EMBEDDING_ERR_TOKEN},
+             {0, 4, 5, CKW_EMBEDDING_ERR_POSITION},       {0, 1, -1, CKW_EMBEDDING_ERR_POSITION},
+             {0, NCTX + 1, 0, CKW_EMBEDDING_ERR_POSITION}, {0, -1, 0, CKW_EMBEDDING_ERR_SHAPE}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+    int32_t toks[NCTX + 1] = {0};
+    toks[0] = bad[i].tok0;
+    for (int j = 0; j < 4 * D; ++j) y[j] = -99.0f;
+    rc = ckw_f32_embedding_positions(y, toks, table, pos, bad[i].T, D, V, NCTX, bad[i].offset);
+    int touched = 0;
+    for (int j = 0; j < 4 * D; ++j) touched |= y[j] != -99.0f;
+    if (rc != bad[i].want || touched || strlen(ckw_f32_embedding_positions_strerror(rc)) < 5) {
+      fprintf(stderr, "case %zu: rc=%d want %lld (%s), touched=%d\n", i, rc, (long long)bad[i].want,
+              ckw_f32_embedding_positions_strerror(rc), touched);
+      ++fails;
+    }
+  }
+  printf("embedding_positions: %d failures\n", fails);
+  return fails != 0;
+}

@@ -1,0 +1,103 @@
+#define _POSIX_C_SOURCE 199309L
+// GEMM benchmark. Under `bazel test` it runs each shape once on small sizes as a smoke test;
+// with --benchmark it times Whisper's shapes per ISA path and prints GFLOPS.
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernels/activation/cpu.h"
+#include "kernels/gemm/f32_gemm_nt.h"
+#include "kernels/gemm/f32_gemm_nt_bias.h"
+#include "kernels/gemm/f32_gemm_nt_bias_gelu.h"
+#include "kernels/gemm/f32_gemm_nt_bias_residual.h"
+
+typedef void (*bias_fn)(float*, const float*, const float*, const float*, int64_t, int64_t, int64_t);
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+// Best-of-`reps` seconds for one call (min filters out the other tenants of the machine).
+static double time_call(bias_fn f, float* y, const float* x, const float* w, const float* b, int64_t M,
+                        int64_t N, int64_t K, int reps) {
+  double best = 1e30;
+  for (int i = 0; i < reps; ++i) {
+    double t0 = now();
+    f(y, x, w, b, M, N, K);
+    double t = now() - t0;
+    if (t < best) best = t;
+  }
+  return best;
+}
+
+static void logits_adapter(float* y, const float* x, const float* w, const float* b, int64_t M, int64_t N,
+                           int64_t K) {
+  (void)b;
+  ckw_f32_gemm_nt(y, x, w, M, N, K);
+}
+
+int main(int argc, char** argv) {
+  int bench = argc > 1 && strcmp(argv[1], "--benchmark") == 0;
+  struct {
+    const char* label;
+    int64_t M, N, K;
+  } shapes[] = {
+      {"encoder qkv/out (tiny)", 1500, 384, 384}, {"encoder fc1 (tiny)", 1500, 1536, 384},
+      {"encoder fc2 (tiny)", 1500, 384, 1536},   {"encoder fc1 (base)", 1500, 2048, 512},
+      {"decode linear M=1", 1, 384, 384},         {"decode fc1 M=1", 1, 1536, 384},
+      {"prefill M=4", 4, 384, 384},               {"logits M=1", 1, 51865, 384},
+  };
+  struct {
+    const char* name;
+    int ok;
+    bias_fn f;
+  } paths[] = {
+      {"scalar", 1, ckw_f32_gemm_nt_bias__scalar},
+      {"avx2", ckw_cpu_has_avx2(), ckw_f32_gemm_nt_bias__avx2},
+      {"avx512", ckw_cpu_has_avx512(), ckw_f32_gemm_nt_bias__avx512},
+      {"gelu", 1, ckw_f32_gemm_nt_bias_gelu},
+      {"logits", 1, logits_adapter},
+  };
+  const int npaths = sizeof paths / sizeof paths[0];
+  if (bench) {
+    printf("%-24s %5s %6s %5s", "shape", "M", "N", "K");
+    for (int p = 0; p < npaths; ++p) printf(" %9s", paths[p].name);
+    printf("   (GFLOPS, best of N, 1 thread; gelu/logits use the dispatching entry)\n");
+  }
+  int bad = 0;
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
+    // Smoke mode shrinks every dim so the whole table costs milliseconds.
+    int64_t M = bench ? shapes[s].M : (shapes[s].M + 99) / 100;
+    int64_t N = bench ? shapes[s].N : (shapes[s].N + 99) / 100 + 3;
+    int64_t K = bench ? shapes[s].K : (shapes[s].K + 49) / 50;
+    float* x = malloc(sizeof(float) * M * K);
+    float* w = malloc(sizeof(float) * N * K);
+    float* b = malloc(sizeof(float) * N);
+    float* y = malloc(sizeof(float) * M * N);
+    for (int64_t i = 0; i < M * K; ++i) x[i] = (float)((i * 7919) % 1000) * 1e-3f - 0.5f;
+    for (int64_t i = 0; i < N * K; ++i) w[i] = (float)((i * 104729) % 1000) * 1e-3f - 0.5f;
+    for (int64_t i = 0; i < N; ++i) b[i] = 0.01f * (float)(i % 7);
+    if (bench) printf("%-24s %5lld %6lld %5lld", shapes[s].label, (long long)M, (long long)N, (long long)K);
+    double flop = 2.0 * M * N * K;
+    for (int p = 0; p < npaths; ++p) {
+      if (!paths[p].ok || (bench && strcmp(paths[p].name, "scalar") == 0 && flop > 2e9)) {
+        if (bench) printf(" %9s", "-");
+        continue;
+      }
+      int reps = bench ? (int)(2e9 / (flop + 1e6)) + 3 : 1;
+      if (reps > 2000) reps = 2000;
+      double t = time_call(paths[p].f, y, x, w, b, M, N, K, reps);
+      for (int64_t i = 0; i < M * N; ++i) bad |= !isfinite(y[i]);
+      if (bench) printf(" %9.1f", flop / t * 1e-9);
+    }
+    if (bench) printf("\n");
+    free(x), free(w), free(b), free(y);
+  }
+  if (bad) fprintf(stderr, "non-finite output\n");
+  if (!bench) printf("smoke run ok (pass --benchmark for the GFLOPS table)\n");
+  return bad;
+}

@@ -1,0 +1,143 @@
+// Checks every f32_gemm_nt* kernel and ISA path against a float64 reference under the
+// tolerance policy, plus: SIMD paths equal an in-order fmaf chain bit for bit, in-place
+// residual (y == r) works, and nothing is written outside y. (M == 1 is a dot-product path:
+// checked under the tolerance only.)
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/activation/cpu.h"
+#include "kernels/common/tolerance.h"
+#include "kernels/gemm/f32_gemm_nt.h"
+#include "kernels/gemm/f32_gemm_nt_bias.h"
+#include "kernels/gemm/f32_gemm_nt_bias_gelu.h"
+#include "kernels/gemm/f32_gemm_nt_bias_residual.h"
+
+#define TOL_C 8.0  // contract.tolerance_c in the gemm kernel maps
+#define GUARD 37
+#define SENTINEL 12345.0f
+
+enum { PLAIN, BIAS, GELU, RESIDUAL, NKIND };
+static const char* kKindName[NKIND] = {"logits(nt)", "linear", "linear_gelu", "linear_residual"};
+
+typedef void (*plain_fn)(float*, const float*, const float*, int64_t, int64_t, int64_t);
+typedef void (*bias_fn)(float*, const float*, const float*, const float*, int64_t, int64_t, int64_t);
+typedef void (*res_fn)(float*, const float*, const float*, const float*, const float*, int64_t, int64_t,
+                       int64_t);
+
+typedef struct {
+  const char* isa;
+  int available;
+  int fused;  // SIMD path: expect the in-order fmaf chain exactly
+  plain_fn plain;
+  bias_fn bias, gelu;
+  res_fn res;
+} isa_t;
+
+static unsigned long long g_rng = 88172645463325252ull;
+static float frand(void) {  // uniform in [-1, 1)
+  g_rng ^= g_rng << 13;
+  g_rng ^= g_rng >> 7;
+  g_rng ^= g_rng << 17;
+  return (float)((g_rng >> 40) * (1.0 / (1ull << 24)) * 2.0 - 1.0);
+}
+
+static double gelu_ref(double v) { return 0.5 * v * (1.0 + erf(v / sqrt(2.0))); }
+
+static int run_case(const isa_t* isa, int kind, int64_t M, int64_t N, int64_t K, int in_place) {
+  float* x = malloc(sizeof(float) * (M * K + 1));
+  float* w = malloc(sizeof(float) * (N * K + 1));
+  float* b = malloc(sizeof(float) * (N + 1));
+  float* r = malloc(sizeof(float) * (M * N + 1));
+  float* y = malloc(sizeof(float) * (M * N + 2 * GUARD));
+  float* ref = malloc(sizeof(float) * (M * N + 1));
+  float* chain = malloc(sizeof(float) * (M * N + 1));
+  for (int64_t i = 0; i < M * K; ++i) x[i] = frand();
+  for (int64_t i = 0; i < N * K; ++i) w[i] = frand();
+  for (int64_t i = 0; i < N; ++i) b[i] = frand();
+  for (int64_t i = 0; i < M * N; ++i) r[i] = 4.0f * frand();
+  for (int64_t i = 0; i < M * N + 2 * GUARD; ++i) y[i] = SENTINEL;
+  float* yo = y + GUARD;
+  for (int64_t m = 0; m < M; ++m) {
+    for (int64_t n = 0; n < N; ++n) {
+      double acc = 0.0;
+      float f = kind == RESIDUAL ? r[m * N + n] : 0.0f;
+      for (int64_t k = 0; k < K; ++k) {
+        acc += (double)x[m * K + k] * w[n * K + k];
+        f = fmaf(x[m * K + k], w[n * K + k], f);
+      }
+      if (kind != PLAIN) f += b[n];
+      chain[m * N + n] = f;
+      if (kind != PLAIN) acc += b[n];
+      if (kind == GELU) acc = gelu_ref(acc);
+      if (kind == RESIDUAL) acc += r[m * N + n];
+      ref[m * N + n] = (float)acc;
+    }
+  }
+  if (in_place) memcpy(yo, r, sizeof(float) * M * N);
+  switch (kind) {
+    case PLAIN: isa->plain(yo, x, w, M, N, K); break;
+    case BIAS: isa->bias(yo, x, w, b, M, N, K); break;
+    case GELU: isa->gelu(yo, x, w, b, M, N, K); break;
+    case RESIDUAL: isa->res(yo, x, w, b, in_place ? yo : r, M, N, K); break;
+  }
+  char what[160];
+  snprintf(what, sizeof what, "%s %s M=%lld N=%lld K=%lld%s", isa->isa, kKindName[kind], (long long)M,
+           (long long)N, (long long)K, in_place ? " in-place" : "");
+  int ok = ckw_check_close(what, yo, ref, M * N, TOL_C, K);
+  for (int64_t i = 0; i < GUARD; ++i) {
+    if (y[i] != SENTINEL || y[GUARD + M * N + i] != SENTINEL) {
+      fprintf(stderr, "%s: wrote outside y\n", what);
+      ok = 0;
+      break;
+    }
+  }
+  if (ok && isa->fused && kind != GELU && M > 1 && M * N > 0 && memcmp(yo, chain, sizeof(float) * M * N) != 0) {
+    for (int64_t i = 0; i < M * N; ++i) {
+      if (yo[i] != chain[i]) {
+        fprintf(stderr, "%s: [%lld] = %.9g, in-order fmaf chain gives %.9g\n", what, (long long)i, yo[i],
+                chain[i]);
+        break;
+      }
+    }
+    ok = 0;
+  }
+  free(x), free(w), free(b), free(r), free(y), free(ref), free(chain);
+  return ok;
+}
+
+int main(void) {
+  const isa_t isas[] = {
+      {"scalar", 1, 0, ckw_f32_gemm_nt__scalar, ckw_f32_gemm_nt_bias__scalar,
+       ckw_f32_gemm_nt_bias_gelu__scalar, ckw_f32_gemm_nt_bias_residual__scalar},
+      {"avx2", ckw_cpu_has_avx2(), 1, ckw_f32_gemm_nt__avx2, ckw_f32_gemm_nt_bias__avx2,
+       ckw_f32_gemm_nt_bias_gelu__avx2, ckw_f32_gemm_nt_bias_residual__avx2},
+      {"avx512", ckw_cpu_has_avx512(), 1, ckw_f32_gemm_nt__avx512, ckw_f32_gemm_nt_bias__avx512,
+       ckw_f32_gemm_nt_bias_gelu__avx512, ckw_f32_gemm_nt_bias_residual__avx512},
+      {"dispatch", 1, ckw_cpu_has_avx2(), ckw_f32_gemm_nt, ckw_f32_gemm_nt_bias, ckw_f32_gemm_nt_bias_gelu,
+       ckw_f32_gemm_nt_bias_residual},
+  };
+  // Odd sizes around the tile edges (MR 6/8, NR 16/32, KC 256, MC 144/128), decode M=1, K=1,
+  // K spanning several KC slices, M spanning several MC blocks, and empty problems.
+  const int64_t shapes[][3] = {{1, 1, 1},    {1, 384, 384}, {1, 33, 1},    {7, 33, 1},    {13, 17, 19},
+                               {6, 16, 256}, {8, 32, 257},  {9, 47, 600},  {150, 35, 70}, {290, 50, 33},
+                               {2, 70, 513}, {5, 3, 0},     {1, 3, 0},     {0, 5, 5},     {3, 0, 4}};
+  int failures = 0, checked = 0;
+  for (size_t i = 0; i < sizeof isas / sizeof isas[0]; ++i) {
+    if (!isas[i].available) {
+      printf("SKIP %s: this CPU lacks it\n", isas[i].isa);
+      continue;
+    }
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
+      for (int kind = 0; kind < NKIND; ++kind) {
+        failures += !run_case(&isas[i], kind, shapes[s][0], shapes[s][1], shapes[s][2], 0);
+        ++checked;
+      }
+      failures += !run_case(&isas[i], RESIDUAL, shapes[s][0], shapes[s][1], shapes[s][2], 1);
+      ++checked;
+    }
+  }
+  printf("%d/%d gemm cases passed\n", checked - failures, checked);
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,36 @@
+// Layout converters (value-exact copies). Layouts: token_major [T, H*Dh] (or [T, C]),
+// head_major [H, cap, Dh] with row capacity cap, channel_major [C, T].
+//
+// ckw_f32_token_to_head_major:  dst[h, row0 + t, :] = src[t, h*Dh : (h+1)*Dh]   (t < T)
+//   Writes rows row0..row0+T-1 of each head in place, so a decode step appends row `pos`
+//   to a KV cache with row0 = pos, T = 1. Other rows are untouched.
+// ckw_f32_head_to_token_major:  dst[t, h*Dh + d] = src[h, row0 + t, d]
+// Both return 0, or CKW_LAYOUT_ERR_ROWS when row0 < 0 or row0 + T > cap (nothing written).
+// ckw_f32_channel_to_token_major: dst[t, c] = src[c, t]  (the conv stem's transpose)
+// ckw_f32_token_to_channel_major: dst[c, t] = src[t, c]
+#ifndef CKW_KERNELS_LAYOUT_F32_LAYOUT_H_
+#define CKW_KERNELS_LAYOUT_F32_LAYOUT_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CKW_LAYOUT_OK 0
+#define CKW_LAYOUT_ERR_ROWS (-1)
+#define CKW_LAYOUT_ERR_SHAPE (-2)
+
+int ckw_f32_token_to_head_major(float* restrict dst, const float* restrict src, int64_t T, int64_t H, int64_t Dh,
+                                int64_t cap, int64_t row0);
+int ckw_f32_head_to_token_major(float* restrict dst, const float* restrict src, int64_t T, int64_t H, int64_t Dh,
+                                int64_t cap, int64_t row0);
+void ckw_f32_channel_to_token_major(float* restrict dst, const float* restrict src, int64_t C, int64_t T);
+void ckw_f32_token_to_channel_major(float* restrict dst, const float* restrict src, int64_t T, int64_t C);
+const char* ckw_f32_layout_strerror(int code);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // CKW_KERNELS_LAYOUT_F32_LAYOUT_H_

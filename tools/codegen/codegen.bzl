@@ -1,0 +1,134 @@
+"""Build rules that run the circuit compiler (//tools/codegen) as a build action.
+
+Starlark cannot read the circuit JSON at analysis time, so the caller states the part and
+phases; the compiler's outputs are then known: <out>/ckw_<variant>_<part>.{c,h},
+<out>/plan_<phase>.json and <out>/ir.json.
+"""
+
+load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_library")
+
+def _ckw_codegen_impl(ctx):
+    prefix = "ckw_%s_%s" % (ctx.attr.variant, ctx.attr.part)
+    c = ctx.actions.declare_file("%s/%s.c" % (ctx.label.name, prefix))
+    h = ctx.actions.declare_file("%s/%s.h" % (ctx.label.name, prefix))
+    ir = ctx.actions.declare_file("%s/ir.json" % ctx.label.name)
+    plans = [ctx.actions.declare_file("%s/plan_%s.json" % (ctx.label.name, p)) for p in ctx.attr.phases]
+    args = ctx.actions.args()
+    args.add("--circuit", ctx.file.circuit)
+    args.add("--config", ctx.file.config)
+    if ctx.file.manifest:
+        args.add("--manifest", ctx.file.manifest)
+    args.add_all(ctx.files.kernel_maps, before_each = "--kernel_maps")
+    args.add("--variant", ctx.attr.variant)
+    args.add_all([str(d.label) for d in ctx.attr.kernel_deps], before_each = "--library")
+    args.add("--out_dir", c.dirname)
+    args.add("--quiet")
+    inputs = [ctx.file.circuit, ctx.file.config] + ctx.files.kernel_maps
+    if ctx.file.manifest:
+        inputs.append(ctx.file.manifest)
+    ctx.actions.run(
+        executable = ctx.executable._compiler,
+        arguments = [args],
+        inputs = inputs,
+        outputs = [c, h, ir] + plans,
+        mnemonic = "CkwCodegen",
+        progress_message = "Compiling circuit %s into %s" % (ctx.file.circuit.short_path, prefix),
+    )
+    return [
+        DefaultInfo(files = depset([c, h, ir] + plans)),
+        OutputGroupInfo(c = depset([c]), h = depset([h]), json = depset([ir] + plans)),
+    ]
+
+ckw_codegen = rule(
+    implementation = _ckw_codegen_impl,
+    doc = "Runs the circuit compiler: generated C, its ABI header, per-phase plans and the call IR.",
+    attrs = {
+        "circuit": attr.label(allow_single_file = [".json"], mandatory = True, doc = "Circuit JSON."),
+        "config": attr.label(allow_single_file = [".json"], mandatory = True, doc = "Model config JSON (dims)."),
+        "manifest": attr.label(allow_single_file = [".json"], doc = "Checkpoint manifest (weight offsets and hash)."),
+        "kernel_maps": attr.label_list(allow_files = [".json"], mandatory = True, doc = "Kernel-map JSON files."),
+        "kernel_deps": attr.label_list(doc = "The kernel cc_libraries linked in; every map the compiler selects must name one of them."),
+        "variant": attr.string(mandatory = True, doc = "First half of the symbol prefix, e.g. tiny."),
+        "part": attr.string(mandatory = True, doc = "The circuit's part (must match its \"part\")."),
+        "phases": attr.string_list(mandatory = True, doc = "The circuit's phases, in its order."),
+        "_compiler": attr.label(default = "//tools/codegen", executable = True, cfg = "exec"),
+    },
+)
+
+def _version_script_impl(ctx):
+    out = ctx.actions.declare_file(ctx.label.name + ".lds")
+    ctx.actions.write(out, "{\n  global:\n    %s_*;\n  local:\n    *;\n};\n" % ctx.attr.prefix)
+    return [DefaultInfo(files = depset([out]))]
+
+_version_script = rule(
+    implementation = _version_script_impl,
+    attrs = {"prefix": attr.string(mandatory = True)},
+)
+
+def ckw_model_library(name, circuit, config, kernel_maps, kernel_deps, variant, part, phases, manifest = None, visibility = None, testonly = False):
+    """Generated C for one circuit, as a cc_library and a shared library exporting only its prefix.
+
+    Targets: `<name>_c` (the generated files), `<name>_lib` (cc_library), `libckw_<variant>_<part>.so`
+    (shared library; only `ckw_<variant>_<part>_*` symbols are exported) and `<name>` (the .so
+    plus its header).
+
+    Args:
+      name: target name, e.g. tiny_decoder.
+      circuit: circuit JSON label.
+      config: model config JSON label.
+      kernel_maps: kernel-map JSON labels the compiler may select from.
+      kernel_deps: cc_library labels of the kernels those maps name (their `library` field).
+      variant: symbol prefix variant, e.g. tiny.
+      part: the circuit's part, e.g. decoder.
+      phases: the circuit's phases.
+      manifest: checkpoint manifest JSON label (needed when the circuit reads weights).
+      visibility: visibility of the public targets.
+      testonly: for test-only circuits.
+    """
+    prefix = "ckw_%s_%s" % (variant, part)
+    ckw_codegen(
+        name = name + "_c",
+        circuit = circuit,
+        config = config,
+        manifest = manifest,
+        kernel_maps = kernel_maps,
+        kernel_deps = kernel_deps,
+        variant = variant,
+        part = part,
+        phases = phases,
+        testonly = testonly,
+        visibility = visibility,
+    )
+    for group in ("c", "h", "json"):
+        native.filegroup(
+            name = "%s_%s_files" % (name, group),
+            srcs = [":" + name + "_c"],
+            output_group = group,
+            testonly = testonly,
+            visibility = visibility,
+        )
+    cc_library(
+        name = name + "_lib",
+        srcs = [":%s_c_files" % name],
+        hdrs = [":%s_h_files" % name],
+        deps = kernel_deps,
+        alwayslink = True,  # nothing in the .so references the entry points; keep them
+        testonly = testonly,
+        visibility = visibility,
+    )
+    _version_script(name = name + "_exports", prefix = prefix, testonly = testonly)
+    cc_binary(
+        name = "lib%s.so" % prefix,
+        linkshared = True,
+        deps = [":" + name + "_lib"],
+        additional_linker_inputs = [":%s_exports" % name],
+        linkopts = ["-Wl,--version-script=$(location :%s_exports)" % name],
+        testonly = testonly,
+        visibility = visibility,
+    )
+    native.filegroup(
+        name = name,
+        srcs = [":lib%s.so" % prefix, ":%s_h_files" % name],
+        testonly = testonly,
+        visibility = visibility,
+    )

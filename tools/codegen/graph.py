@@ -1,0 +1,210 @@
+"""Pass 2: the circuit as a flat graph of ops joined by edges, with every dim resolved.
+
+Repeat groups are unrolled (`blocks.3.q_proj`), carries become ordinary edges, and each
+edge is checked to name something that exists and is defined before it is used.
+"""
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+from tools.codegen import expr
+from tools.codegen.errors import CompileError
+from tools.codegen.load import Document
+
+
+@dataclass(frozen=True)
+class Ref:
+    """An edge source: an op's output port, an external input, or a state instance."""
+
+    kind: str  # "op" | "external" | "state"
+    name: str
+    port: str = ""
+    instance: Tuple[int, ...] = ()
+
+    def __str__(self) -> str:
+        if self.kind == "op":
+            return f"{self.name}:{self.port}"
+        if self.kind == "state" and self.instance:
+            return f"state:{self.name}[{','.join(map(str, self.instance))}]"
+        return f"{self.kind}:{self.name}"
+
+
+@dataclass(frozen=True)
+class Weight:
+    tensor: str
+    shape: Tuple
+
+
+@dataclass
+class Op:
+    name: str
+    kind: str
+    where: str  # "<file>: <json pointer> (<name>)" for diagnostics
+    inputs: Dict[str, Ref]
+    weights: Dict[str, Weight]
+    stores: Dict[str, Ref]
+    attrs: Dict
+    dims: Dict[str, object]
+    phases: Tuple[str, ...]
+    contract: Optional[dict] = None
+    exports: Dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class State:
+    name: str
+    dtype: str
+    shape: Tuple
+    layout: str
+    instances: Tuple[Tuple[str, int], ...]
+    window: Optional[dict]
+    cache: Optional[str]
+
+
+@dataclass
+class Graph:
+    path: str
+    circuit: str
+    part: str
+    dims: Dict[str, int]
+    runtime: Tuple[str, ...]
+    phases: Dict[str, dict]
+    sequence: Optional[dict]
+    externals: Dict[str, dict]
+    states: Dict[str, State]
+    outputs: Dict[str, dict]
+    cross_attention: Optional[dict]
+    ops: List[Op] = field(default_factory=list)
+
+    def op(self, name: str) -> Op:
+        return next(o for o in self.ops if o.name == name)
+
+
+def _resolve_dims(doc: Document, config: dict) -> Dict[str, int]:
+    env: Dict[str, int] = {k: v for k, v in config.items() if isinstance(v, int) and not isinstance(v, bool)}
+    dims: Dict[str, int] = {}
+    for name, text in doc.data["dims"].items():
+        value = expr.evaluate(text, env, f"{doc.path}: /dims/{name}")
+        if not isinstance(value, int) or value <= 0:
+            raise CompileError(f"{doc.path}: /dims/{name}: geometry: '{text}' = {value}, expected a positive size")
+        env[name] = value
+        dims[name] = value
+    for i, c in enumerate(doc.data.get("constraints", [])):
+        if expr.check(c["check"], env, f"{doc.path}: /constraints/{i}") is False:
+            values = ", ".join(f"{n}={env[n]}" for n in sorted(env) if n in c["check"])
+            raise CompileError(f"{doc.path}: /constraints/{i}: geometry: {c['check']} is false ({values}): {c['why']}")
+    return env
+
+
+class _Unroller:
+    """Flattens the op list; scopes map a local op name to its unrolled name."""
+
+    def __init__(self, doc: Document, dims: Dict[str, int]):
+        self.doc = doc
+        self.dims = dims
+        self.data = doc.data
+        self.ops: List[Op] = []
+        self.defined: Dict[str, Op] = {}
+        self.group_results: Dict[str, Dict[str, Ref]] = {}
+
+    def ref(self, text: str, where: str, scope: Dict[str, str], carries: Dict[str, Ref], index: Optional[int]) -> Ref:
+        kind, _, rest = text.partition(":")
+        if kind == "external":
+            if rest not in self.data["externals"]:
+                raise CompileError(f"{where}: dangling edge '{text}': no external '{rest}' is declared")
+            return Ref("external", rest)
+        if kind == "state":
+            states = self.data.get("state", {})
+            if rest not in states:
+                raise CompileError(f"{where}: dangling edge '{text}': no state '{rest}' is declared")
+            n = len(states[rest]["instances"])
+            instance = tuple(([index] if index is not None and n else []) + [0] * (n - (1 if index is not None and n else 0)))
+            return Ref("state", rest, instance=instance)
+        if kind == "carry":
+            if rest not in carries:
+                raise CompileError(f"{where}: dangling edge '{text}': no carry '{rest}' in this repeat")
+            return carries[rest]
+        name, _, port = rest.partition(".")
+        if name in self.group_results:
+            if port not in self.group_results[name]:
+                raise CompileError(f"{where}: dangling edge '{text}': repeat '{name}' has no carry '{port}'")
+            return self.group_results[name][port]
+        flat = scope.get(name, name)
+        if flat not in self.defined:
+            raise CompileError(f"{where}: dangling edge '{text}': no op '{name}' is defined before this one")
+        return Ref("op", flat, port)
+
+    def run(self, items: list, pointer: str, scope: Dict[str, str], carries: Dict[str, Ref],
+            index_name: Optional[str], index: Optional[int], prefix: str) -> None:
+        for i, item in enumerate(items):
+            where_ptr = f"{pointer}/{i}"
+            if "repeat" in item:
+                self.repeat(item, where_ptr, scope, carries, index)
+                continue
+            flat = prefix + item["name"]
+            where = f"{self.doc.path}: {where_ptr} ({flat})"
+            if flat in self.defined:
+                raise CompileError(f"{where}: op name is already used")
+            inputs = {p: self.ref(r, f"{where}: /inputs/{p}", scope, carries, index) for p, r in sorted(item["inputs"].items())}
+            weights = {}
+            for p, w in sorted(item.get("weights", {}).items()):
+                tensor = w["tensor"].replace("{" + index_name + "}", str(index)) if index_name else w["tensor"]
+                weights[p] = Weight(tensor, tuple(w["shape"]))
+            stores = {p: self.ref(s, f"{where}: /stores/{p}", scope, carries, index) for p, s in sorted(item.get("stores", {}).items())}
+            phases = tuple(item.get("phases", list(self.data["phases"])))
+            for ph in phases:
+                if ph not in self.data["phases"]:
+                    raise CompileError(f"{where}: /phases: unknown phase '{ph}' (declared: {', '.join(self.data['phases'])})")
+            op = Op(flat, item["kind"], where, inputs, weights, stores, dict(item.get("attrs", {})),
+                    dict(item.get("dims", {})), phases, item.get("contract"), dict(item.get("exports", {})))
+            self.ops.append(op)
+            self.defined[flat] = op
+            scope[item["name"]] = flat
+
+    def repeat(self, group: dict, pointer: str, outer_scope: Dict[str, str], outer_carries: Dict[str, Ref],
+               outer_index: Optional[int]) -> None:
+        name = group["repeat"]
+        where = f"{self.doc.path}: {pointer} ({name})"
+        count = expr.evaluate(group["count"], self.dims, f"{where}: /count")
+        if not isinstance(count, int) or count <= 0:
+            raise CompileError(f"{where}: /count: expected a positive count, got {count}")
+        carry_specs = group.get("carry", {})
+        current = {c: self.ref(s["init"], f"{where}: /carry/{c}/init", outer_scope, outer_carries, outer_index)
+                   for c, s in sorted(carry_specs.items())}
+        for i in range(count):
+            scope = dict(outer_scope)
+            self.run(group["ops"], f"{pointer}/ops", scope, current, group["index"], i, f"{name}.{i}.")
+            current = {c: self.ref(s["next"], f"{where}: /carry/{c}/next", scope, current, i)
+                       for c, s in sorted(carry_specs.items())}
+        self.group_results[name] = current
+
+
+def build(doc: Document, config: Document) -> Graph:
+    data = doc.data
+    dims = _resolve_dims(doc, config.data)
+    states = {}
+    for name, s in sorted(data.get("state", {}).items()):
+        where = f"{doc.path}: /state/{name}"
+        instances = tuple((k, expr.evaluate(v, dims, f"{where}/instances/{k}")) for k, v in s["instances"].items())
+        states[name] = State(name, s["dtype"], tuple(s["shape"]), s["layout"], instances, s.get("window"), s.get("cache"))
+    unroller = _Unroller(doc, dims)
+    unroller.run(data["ops"], "/ops", {}, {}, None, None, "")
+    outputs = {}
+    for name, out in sorted(data["outputs"].items()):
+        ref = unroller.ref(out["from"], f"{doc.path}: /outputs/{name}/from", {}, {}, None)
+        outputs[name] = dict(out, ref=ref)
+    for name, ext in data["externals"].items():
+        for ph in ext.get("phases", []):
+            if ph not in data["phases"]:
+                raise CompileError(f"{doc.path}: /externals/{name}/phases: unknown phase '{ph}'")
+    cross = data.get("cross_attention")
+    if cross:
+        pc = cross["projection_cache"]
+        for key in ("populate_phase", "reuse_phase"):
+            if pc[key] not in data["phases"]:
+                raise CompileError(f"{doc.path}: /cross_attention/projection_cache/{key}: unknown phase '{pc[key]}'")
+        src = cross["key_value_source"]
+        if data["externals"].get(src, {}).get("binding") != "setter":
+            raise CompileError(f"{doc.path}: /cross_attention/key_value_source: '{src}' must be an external with binding 'setter'")
+    return Graph(doc.path, data["circuit"], data["part"], dims, tuple(sorted(data.get("runtime", {}))),
+                 data["phases"], data.get("sequence"), data["externals"], states, outputs, cross, unroller.ops)

@@ -1,0 +1,221 @@
+"""Pass 4: per phase, join every edge's producer and consumer physical layouts.
+
+Where layouts differ, insert the cheapest chain of declared converters (kernel maps with
+`layout_conversion`). No route, or two routes of equal cost, is an error naming both ends:
+`producer:port/layout/placement -> consumer:port/layout/placement: reason`.
+"""
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+from tools.codegen.errors import CompileError
+from tools.codegen.graph import Graph, Op, Ref
+from tools.codegen.load import Document
+from tools.codegen.selection import Selection
+
+MAX_CHAIN = 3
+
+# Which tensor placements a kernel port placement accepts. "arena" means ordinary writable
+# memory (handle scratch, handle state, caller buffers); "weights" only the read-only mmap.
+_ACCEPTS = {
+    "any": {"arena", "state", "external", "weights"},
+    "arena": {"arena", "state", "external"},
+    "weights": {"weights"},
+}
+
+
+@dataclass
+class Tensor:
+    id: str
+    dtype: str
+    layout: str
+    placement: str  # arena | state | external | weights
+    ref: Optional[Ref] = None  # state/external it stands for
+    shape: Optional[Tuple] = None  # filled by the shapes pass
+    window_offset: object = None  # state writes: first row written (shapes pass)
+
+
+@dataclass
+class Node:
+    """One kernel call in one phase: a circuit op or an inserted converter."""
+
+    name: str
+    kmap: Document
+    op: Optional[Op]
+    inputs: Dict[str, str] = field(default_factory=dict)  # port -> tensor id
+    outputs: Dict[str, str] = field(default_factory=dict)
+    weights: Dict[str, object] = field(default_factory=dict)  # port -> graph.Weight
+    dims: Dict[str, object] = field(default_factory=dict)  # filled by the shapes pass
+
+    @property
+    def kernel(self) -> str:
+        return self.kmap.data["kernel"]
+
+
+@dataclass
+class PhaseGraph:
+    phase: str
+    nodes: List[Node]
+    tensors: Dict[str, Tensor]
+    outputs: Dict[str, str]  # circuit output name -> tensor id
+    externals: List[str]  # argument externals this phase reads
+
+
+def _endpoint(name: str, t_layout: str, t_placement: str) -> str:
+    return f"{name}/{t_layout}/{t_placement}"
+
+
+def _routes(converters: List[Document], dtype: str, src: str, dst: str) -> List[Tuple[float, List[Document]]]:
+    """All converter chains from src to dst layout (no layout visited twice), with total cost."""
+    found = []
+
+    def walk(layout: str, chain: List[Document], seen: set, cost: float) -> None:
+        if layout == dst and chain:
+            found.append((cost, list(chain)))
+            return
+        if len(chain) == MAX_CHAIN:
+            return
+        for c in converters:
+            lc = c.data["layout_conversion"]
+            if lc["from_layout"] != layout or lc["to_layout"] in seen:
+                continue
+            ports = c.data["ports"]
+            if any(p["dtype"] != dtype for p in ports.values() if p["role"] != "weight"):
+                continue
+            walk(lc["to_layout"], chain + [c], seen | {lc["to_layout"]}, cost + lc["cost"])
+
+    walk(src, [], {src}, 0.0)
+    return sorted(found, key=lambda r: (r[0], [d.data["kernel"] for d in r[1]]))
+
+
+class _Builder:
+    def __init__(self, graph: Graph, selection: Selection, kernel_maps: List[Document], phase: str):
+        self.graph = graph
+        self.selection = selection
+        self.phase = phase
+        self.converters = [d for d in kernel_maps if "layout_conversion" in d.data]
+        self.nodes: List[Node] = []
+        self.tensors: Dict[str, Tensor] = {}
+        self.values: Dict[Ref, str] = {}  # edge source -> tensor id holding it in this phase
+        self.externals: List[str] = []
+
+    def tensor(self, t: Tensor) -> str:
+        if t.id in self.tensors:
+            raise CompileError(f"internal: tensor {t.id} defined twice")
+        self.tensors[t.id] = t
+        return t.id
+
+    def source(self, ref: Ref, consumer: str) -> str:
+        if ref in self.values:
+            return self.values[ref]
+        if ref.kind == "op":
+            producer = self.graph.op(ref.name)
+            if self.phase not in producer.phases:
+                raise CompileError(f"{ref} -> {consumer}: the producer does not run in phase '{self.phase}'; read the state it stores instead")
+            raise CompileError(f"{ref} -> {consumer}: dangling edge: the producer has no output port '{ref.port}'")
+        if ref.kind == "external":
+            ext = self.graph.externals[ref.name]
+            if ext.get("phases") and self.phase not in ext["phases"]:
+                raise CompileError(f"{ref} -> {consumer}: external '{ref.name}' is not an input of phase '{self.phase}'")
+            setter = ext.get("binding") == "setter"
+            tid = self.tensor(Tensor(f"external:{ref.name}", ext["dtype"], ext["layout"],
+                                     "state" if setter else "external", ref))
+            if not setter:
+                self.externals.append(ref.name)
+        else:
+            st = self.graph.states[ref.name]
+            tid = self.tensor(Tensor(str(ref), st.dtype, st.layout, "state", ref))
+        self.values[ref] = tid
+        return tid
+
+    def convert(self, tid: str, want_layout: str, producer: str, consumer: str, consumer_placement: str,
+                target: Optional[Tensor] = None) -> str:
+        """Returns a tensor holding tensor `tid` in `want_layout`, inserting converters."""
+        t = self.tensors[tid]
+        src = _endpoint(producer, t.layout, t.placement)
+        dst = _endpoint(consumer, want_layout, consumer_placement)
+        routes = _routes(self.converters, t.dtype, t.layout, want_layout)
+        if not routes:
+            raise CompileError(f"{src} -> {dst}: no route: no declared converter chain from {t.layout} to {want_layout} for {t.dtype}")
+        if len(routes) > 1 and routes[0][0] == routes[1][0]:
+            tie = " vs ".join("+".join(d.data["kernel"] for d in r[1]) for r in routes[:2])
+            raise CompileError(f"{src} -> {dst}: tie: two converter routes cost {routes[0][0]:g} ({tie}); change a cost")
+        chain = routes[0][1]
+        current = tid
+        for i, conv in enumerate(chain):
+            in_port = next(p for p, s in sorted(conv.data["ports"].items()) if s["role"] == "input")
+            out_port = next(p for p, s in sorted(conv.data["ports"].items()) if s["role"] == "output")
+            to_layout = conv.data["layout_conversion"]["to_layout"]
+            name = f"{consumer}<-{to_layout}"
+            last = i == len(chain) - 1
+            if last and target is not None:
+                out = target.id
+            else:
+                out = self.tensor(Tensor(f"{name}.{out_port}", t.dtype, to_layout, "arena"))
+            self.nodes.append(Node(name, conv, None, {in_port: current}, {out_port: out}))
+            current = out
+        return current
+
+    def run_op(self, op: Op) -> None:
+        doc = self.selection.providers[(op.name, self.phase)]
+        ports = doc.data["ports"]
+        node = Node(op.name, doc, op, weights=dict(op.weights))
+        for port, ref in op.inputs.items():
+            spec = ports[port]
+            tid = self.source(ref, f"{op.name}:{port}")
+            t = self.tensors[tid]
+            if t.dtype != spec["dtype"]:
+                raise CompileError(f"{_endpoint(str(ref), t.layout, t.placement)} -> {_endpoint(op.name + ':' + port, spec['layout'], spec['placement'])}: dtype {t.dtype} != {spec['dtype']}")
+            if t.placement not in _ACCEPTS[spec["placement"]]:
+                raise CompileError(f"{_endpoint(str(ref), t.layout, t.placement)} -> {_endpoint(op.name + ':' + port, spec['layout'], spec['placement'])}: placement mismatch")
+            if t.layout != spec["layout"]:
+                tid = self.convert(tid, spec["layout"], str(ref), f"{op.name}:{port}", spec["placement"])
+            node.inputs[port] = tid
+        self.nodes.append(node)
+        for port, spec in sorted(ports.items()):
+            if spec["role"] != "output":
+                continue
+            ref = Ref("op", op.name, port)
+            if port in op.stores:
+                state_ref = op.stores[port]
+                st = self.graph.states[state_ref.name]
+                target = Tensor(str(state_ref), st.dtype, st.layout, "state", state_ref)
+                if target.id in self.tensors:
+                    raise CompileError(f"{op.where}: {state_ref} is read before this op writes it in phase '{self.phase}'; order the writer first")
+                if st.layout == spec["layout"]:
+                    tid = self.tensor(target)
+                else:
+                    tid = self.tensor(Tensor(f"{op.name}.{port}", spec["dtype"], spec["layout"], "arena"))
+                    self.tensor(target)
+                    self.convert(tid, st.layout, str(ref), str(state_ref), "state", target)
+                self.values[state_ref] = target.id
+            else:
+                tid = self.tensor(Tensor(f"{op.name}.{port}", spec["dtype"], spec["layout"], "arena"))
+            node.outputs[port] = tid
+            self.values[ref] = tid
+
+    def run_outputs(self) -> Dict[str, str]:
+        result = {}
+        for name, out in sorted(self.graph.outputs.items()):
+            if self.phase not in out["phases"]:
+                continue
+            tid = self.source(out["ref"], f"output:{name}")
+            t = self.tensors[tid]
+            if t.placement != "arena" or t.layout != out["layout"] or t.dtype != out["dtype"]:
+                target = Tensor(f"output:{name}", out["dtype"], out["layout"], "external")
+                self.tensor(target)
+                self.convert(tid, out["layout"], str(out["ref"]), f"output:{name}", "external", target)
+                tid = target.id
+            else:
+                t.placement = "external"  # the producer writes straight into the caller's buffer
+            result[name] = tid
+        return result
+
+
+def join(graph: Graph, selection: Selection, kernel_maps: List[Document], phase: str) -> PhaseGraph:
+    b = _Builder(graph, selection, kernel_maps, phase)
+    for op in graph.ops:
+        if phase in op.phases:
+            b.run_op(op)
+    outputs = b.run_outputs()
+    return PhaseGraph(phase, b.nodes, b.tensors, outputs, b.externals)

@@ -1,0 +1,287 @@
+"""Pass 7: the call IR. Every C argument of every kernel call is bound to a named source
+(port tensor, dim, attr, runtime scalar, scratch, constant) and rendered as a C expression.
+Also describes the entry points (params, run-time checks) the emit templates print.
+"""
+
+from typing import Dict, List, Optional
+
+from tools.codegen import expr, kernel_attrs
+from tools.codegen.errors import CompileError
+from tools.codegen.graph import Graph
+from tools.codegen.layouts import Node, PhaseGraph
+from tools.codegen.plan import PhasePlan, StateRegion, scratch_exprs, tensor_bytes
+from tools.codegen.shapes import query_dims, shape_of
+
+C_TYPES = {"f32": "float", "i32": "int32_t", "i16": "int16_t", "u8": "uint8_t"}
+_MANIFEST_DTYPES = {"f32": "f32", "float32": "f32", "F32": "f32", "<f4": "f32"}
+
+
+class Weights:
+    """Checkpoint tensors by name, from the manifest (offsets into the weights file)."""
+
+    def __init__(self, manifest: Optional[dict], path: str):
+        self.path = path
+        self.sha256 = manifest["manifest_sha256"] if manifest else ""
+        self.tensors = {t["name"]: t for t in manifest["tensors"]} if manifest else {}
+        self.file_bytes = max((t["offset"] + t["nbytes"] for t in self.tensors.values()), default=0)
+
+    def resolve(self, weight, env, where: str) -> int:
+        if not self.path:
+            raise CompileError(f"{where}: weight {weight.tensor} needs a manifest (--manifest) to resolve its offset")
+        t = self.tensors.get(weight.tensor)
+        if t is None:
+            raise CompileError(f"{where}: weight {weight.tensor} is not in {self.path}")
+        want = [expr.c_text(d) for d in shape_of(weight.shape, env, where)]
+        if [str(d) for d in t["shape"]] != want:
+            raise CompileError(f"{where}: weight {weight.tensor} has shape {t['shape']} in {self.path}, the circuit says {want}")
+        if _MANIFEST_DTYPES.get(t["dtype"]) != "f32":
+            raise CompileError(f"{where}: weight {weight.tensor} has dtype {t['dtype']}; the kernels read f32")
+        if t["offset"] % 64:
+            raise CompileError(f"{where}: weight {weight.tensor} offset {t['offset']} is not 64-byte aligned")
+        return int(t["offset"])
+
+
+def _literal(value, ctype: str, where: str) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        text = repr(value)
+        return text + "f" if "float" in ctype else text
+    raise CompileError(f"{where}: attr value {value!r} cannot be passed as {ctype}")
+
+
+class _Lowerer:
+    def __init__(self, graph: Graph, pg: PhaseGraph, plan: PhasePlan, regions: Dict[str, StateRegion],
+                 weights: Weights, env):
+        self.graph, self.pg, self.plan, self.regions, self.weights, self.env = graph, pg, plan, regions, weights, env
+        self.by_value = set(graph.phases[pg.phase].get("by_value", []))
+
+    def arena_offset(self, b) -> str:
+        return f"o{b.slot}" if b.slot >= 0 else str(b.offset)
+
+    def pointer(self, tid: str, ctype: str) -> (str, str):
+        """C expression for the first element a kernel port reads or writes, and a note."""
+        t = self.pg.tensors[tid]
+        if tid in self.plan.buffers:
+            return f"({ctype})(arena + {self.arena_offset(self.plan.buffers[tid])})", f"arena {tid}"
+        if t.placement == "external":
+            if t.ref is not None:
+                name = t.ref.name
+                return (f"({ctype})&{name}" if name in self.by_value else f"({ctype}){name}"), f"argument {name}"
+            out = next(n for n, v in self.pg.outputs.items() if v == tid)
+            return f"({ctype}){out}", f"output {out}"
+        key = f"external:{t.ref.name}" if t.ref.kind == "external" else f"state:{t.ref.name}"
+        region = self.regions[key]
+        index = 0
+        for (axis, count), i in zip(region.instances, t.ref.instance):
+            index = index * count + i
+        return f"({ctype})(state + {region.offset + index * region.instance_bytes})", f"state {t.id}"
+
+    def call(self, node: Node, guarded: bool) -> dict:
+        where = f"{node.op.where if node.op else 'converter ' + node.name}: kernel {node.kernel} ({node.kmap.path})"
+        ports = node.kmap.data["ports"]
+        scratch = iter(range(len(scratch_exprs(node))))
+        args = []
+        for a in node.kmap.data["abi"]:
+            kind, _, what = a["bind"].partition(":")
+            ctype = a["ctype"]
+            if kind == "port":
+                if what not in ports:
+                    raise CompileError(f"{where}: /abi {a['arg']}: bind to unknown port '{what}'")
+                if what in node.weights:
+                    off = self.weights.resolve(node.weights[what], self.env, where)
+                    c, note = f"({ctype})(weights + {off})", f"weight {node.weights[what].tensor}"
+                elif what in node.inputs or what in node.outputs:
+                    c, note = self.pointer(node.inputs.get(what) or node.outputs[what], ctype)
+                elif ports[what].get("optional"):
+                    c, note = "NULL", "optional port not wired"
+                else:
+                    raise CompileError(f"{where}: /abi {a['arg']}: port '{what}' is not wired")
+            elif kind == "dim":
+                value = expr.evaluate(what, node.dims, f"{where}: /abi {a['arg']}")
+                c, note = expr.c_text(value), f"dim {what}"
+            elif kind == "fexpr":
+                value = expr.evaluate_float(what, node.dims, f"{where}: /abi {a['arg']}")
+                c, note = f"{value:.9g}" + ("f" if "float" in ctype else ""), f"float {what}"
+                if "." not in c and "e" not in c and "inf" not in c:
+                    c = c.replace("f", ".0f") if c.endswith("f") else c + ".0"
+            elif kind == "attr":
+                c, note = _literal(kernel_attrs.value(node, what, f"{where}: /abi {a['arg']}"), ctype, where), f"attr {what}"
+            elif kind == "runtime":
+                if what not in self.env:
+                    raise CompileError(f"{where}: /abi {a['arg']}: the circuit declares no runtime scalar '{what}'")
+                c, note = expr.c_text(self.env[what]), f"runtime {what}"
+            elif kind == "scratch":
+                b = self.plan.buffers[f"{node.name}#scratch{next(scratch)}"]
+                c, note = f"({ctype})(arena + {self.arena_offset(b)})", f"scratch {b.size_c or b.bytes} bytes"
+            else:  # const
+                c, note = what, "constant"
+            args.append({"arg": a["arg"], "ctype": ctype, "bind": a["bind"], "c": c, "source": note})
+        strerror = kernel_attrs.status_strerror(node.kmap.data)
+        return {"node": node.name, "kernel": node.kernel, "header": node.kmap.data["header"],
+                "library": node.kmap.data["library"], "status": strerror is not None,
+                "strerror": strerror or "", "guarded": guarded, "args": args}
+
+    def queries(self, node: Node) -> List[dict]:
+        """Calls that compute run-time dims; they may read only entry-point inputs and dims."""
+        where = f"{node.op.where if node.op else 'converter ' + node.name}: kernel {node.kernel} ({node.kmap.path})"
+        result = []
+        for q in node.kmap.data.get("queries", []):
+            args = []
+            for a in q["abi"]:
+                kind, _, what = a["bind"].partition(":")
+                if kind == "out":
+                    args.append(f"&{expr.c_text(node.dims[what])}")
+                elif kind == "dim":
+                    args.append(expr.c_text(expr.evaluate(what, node.dims, f"{where}: query {q['function']}")))
+                elif kind == "port":
+                    tid = node.inputs.get(what)
+                    t = self.pg.tensors.get(tid) if tid else None
+                    if t is None or t.placement != "external" or t.ref is None:
+                        raise CompileError(f"{where}: query {q['function']} reads port '{what}', which is not an entry-point input")
+                    args.append(self.pointer(tid, a["ctype"])[0])
+                elif kind == "attr":
+                    args.append(_literal(kernel_attrs.value(node, what, where), a["ctype"], where))
+                else:
+                    raise CompileError(f"{where}: query {q['function']}: bind '{a['bind']}' is not allowed in a query")
+            result.append({"function": q["function"], "args": args, "strerror": kernel_attrs.status_strerror(node.kmap.data) or "",
+                           "value": expr.c_text(node.dims[q["value"]]) if q["returns"] == "value" else ""})
+        return result
+
+    def dynamic_arena(self) -> Optional[dict]:
+        if not self.plan.slots:
+            return None
+        slots = []
+        for k, ids in enumerate(self.plan.slots):
+            sizes = [self.plan.buffers[i].size_c or str(self.plan.buffers[i].bytes) for i in ids]
+            size = sizes[0]
+            for other in sizes[1:]:
+                size = f"ckw_max64({size}, {other})"
+            slots.append({"offset": f"o{k}", "bytes": size})
+        return {"slots": slots}
+
+
+def _entry(graph: Graph, pg: PhaseGraph, env, prefix: str) -> dict:
+    spec = graph.phases[pg.phase]
+    by_value = set(spec.get("by_value", []))
+    params, checks, locals_ = [], [], []
+    for name in pg.externals:
+        ext = graph.externals[name]
+        ctype = C_TYPES[ext["dtype"]]
+        if name in by_value:
+            shape = shape_of(ext["shape"], env, f"{graph.path}: /externals/{name}")
+            if any(d != 1 for d in shape):
+                raise CompileError(f"{graph.path}: /phases/{pg.phase}/by_value: '{name}' has shape {list(map(expr.c_text, shape))} in this phase, not all ones")
+            params.append({"name": name, "ctype": ctype, "doc": ext.get("doc", "")})
+        else:
+            params.append({"name": name, "ctype": f"const {ctype} *", "doc": ext.get("doc", "")})
+    for name, b in sorted(spec.get("runtime", {}).items()):
+        v = env[name]
+        if "value" in b:
+            locals_.append({"name": name, "init": expr.c_text(v)})
+        elif "computed" in b:
+            continue  # declared with the query results
+        elif "arg" in b and v.hi is None:
+            params.append({"name": name, "ctype": "int64_t", "doc": f"{name} >= {v.lo}"})
+            checks.append({"cond": f"{name} < {v.lo}", "error": "ARGUMENT"})
+        elif "arg" in b:
+            params.append({"name": name, "ctype": "int64_t", "doc": f"{v.lo} <= {name} <= {v.hi}"})
+            checks.append({"cond": f"{name} < {v.lo} || {name} > {v.hi}", "error": "ARGUMENT"})
+        else:
+            locals_.append({"name": name, "init": f"h->{b['counter']}"})
+            checks.append({"cond": f"{name} > {v.hi}", "error": "CONTEXT_FULL"})
+    for name, tid in sorted(pg.outputs.items()):
+        out = graph.outputs[name]
+        shape = ", ".join(expr.c_text(d) for d in pg.tensors[tid].shape)
+        params.append({"name": name, "ctype": f"{C_TYPES[out['dtype']]} *", "doc": f"[{shape}] {out.get('doc', '')}".strip(),
+                       "output": True})
+    setters = sorted({t.ref.name for t in pg.tensors.values() if t.ref is not None and t.ref.kind == "external"
+                      and graph.externals[t.ref.name].get("binding") == "setter"})
+    seq = None
+    if graph.sequence and spec.get("sequence"):
+        counter = graph.sequence["counter"]
+        pos = next((n for n, b in spec.get("runtime", {}).items() if b.get("counter") == counter), None)
+        advance = expr.c_text(expr.evaluate(graph.sequence["advance_by"], env, f"{graph.path}: /sequence/advance_by"))
+        capacity = expr.evaluate(graph.sequence["capacity"], graph.dims, f"{graph.path}: /sequence/capacity")
+        start = pos or "0"
+        checks.append({"cond": f"{start} + {advance} > {capacity}", "error": "CONTEXT_FULL"})
+        seq = {"counter": counter, "next": f"{start} + {advance}"}
+    cross = graph.cross_attention
+    reuse = bool(cross) and cross["projection_cache"]["reuse_phase"] == pg.phase
+    return {"phase": pg.phase, "function": f"{prefix}_{pg.phase}", "doc": spec.get("doc", ""), "params": params,
+            "checks": checks, "locals": locals_, "requires_setters": setters, "sequence": seq,
+            "requires_cross_kv": reuse}
+
+
+def lower_phase(graph: Graph, pg: PhaseGraph, plan: PhasePlan, regions, weights: Weights, env, prefix: str) -> dict:
+    lw = _Lowerer(graph, pg, plan, regions, weights, env)
+    entry = _entry(graph, pg, env, prefix)
+    entry["queries"] = [q for n in plan.order for q in lw.queries(n)]
+    query_vars = []
+    for n in plan.order:
+        for d in query_dims(n):
+            if expr.c_text(n.dims[d]) not in query_vars:
+                query_vars.append(expr.c_text(n.dims[d]))
+    exported = {name for n in plan.order if n.op for name in n.op.exports}
+    for name, b in graph.phases[pg.phase].get("runtime", {}).items():
+        if "computed" in b and name not in exported:
+            raise CompileError(f"{graph.path}: /phases/{pg.phase}/runtime/{name}: computed, but no op in this phase exports it")
+    entry["query_vars"] = query_vars
+    entry["dynamic_arena"] = lw.dynamic_arena()
+    entry["calls"] = [lw.call(n, g) for n, g in zip(plan.order, plan.guarded)]
+    entry["arena_bytes"] = max(plan.arena_bytes, 0)
+    entry["shape_function"] = None
+    if entry["queries"]:
+        # Output sizes depend on the input: a shape query so callers can allocate, and a
+        # capacity argument per output that the entry point checks.
+        outs = []
+        for p in [p for p in entry["params"] if p.get("output")]:
+            dims = [expr.c_text(d) for d in pg.tensors[pg.outputs[p["name"]]].shape]
+            outs.append({"name": p["name"], "dims": dims, "elements": " * ".join(f"({d})" for d in dims)})
+            entry["params"].insert(entry["params"].index(p) + 1, {"name": f"{p['name']}_capacity", "ctype": "int64_t",
+                                                                  "doc": "elements available at the pointer", "output": True})
+            entry["checks_after_queries"] = entry.get("checks_after_queries", []) + [
+                {"cond": f"{p['name']}_capacity < {outs[-1]['elements']}", "error": "ARGUMENT"}]
+        entry["shape_function"] = {"function": f"{prefix}_{pg.phase}_shape", "outputs": outs}
+    entry.setdefault("checks_after_queries", [])
+    entry["input_params"] = [p for p in entry["params"] if not p.get("output")]
+    return entry
+
+
+def lower(graph: Graph, phases: List[dict], regions: Dict[str, StateRegion], weights: Weights, prefix: str,
+          state_total: int) -> dict:
+    cross = graph.cross_attention
+    setters = []
+    for name, ext in sorted(graph.externals.items()):
+        if ext.get("binding") != "setter":
+            continue
+        r = regions[f"external:{name}"]
+        shape = shape_of(ext["shape"], graph.dims, f"{graph.path}: /externals/{name}")
+        invalidates = bool(cross) and cross["key_value_source"] == name and \
+            cross["projection_cache"]["invalidation"] == f"{name}_update"
+        setters.append({"name": name, "ctype": f"const {C_TYPES[ext['dtype']]} *", "offset": r.offset,
+                        "bytes": tensor_bytes(ext["dtype"], shape),
+                        "shape": list(shape), "invalidates_cross_kv": invalidates, "doc": ext.get("doc", "")})
+    calls = [c for p in phases for c in p["calls"]]
+    return {
+        "circuit": graph.circuit,
+        "source": graph.path,
+        "part": graph.part,
+        "prefix": prefix,
+        "manifest_sha256": weights.sha256,
+        "weights_min_bytes": weights.file_bytes,
+        "arena_bytes": max((p["arena_bytes"] for p in phases), default=0),
+        "state_bytes": state_total,
+        "dims": dict(sorted(graph.dims.items())),
+        "sequence": ({"counter": graph.sequence["counter"],
+                      "capacity": expr.evaluate(graph.sequence["capacity"], graph.dims, graph.path)}
+                     if graph.sequence else None),
+        "cross_kv": ({"populate_phase": cross["projection_cache"]["populate_phase"],
+                      "reuse_phase": cross["projection_cache"]["reuse_phase"]} if cross else None),
+        "setters": setters,
+        "phases": phases,
+        "headers": sorted({c["header"] for c in calls}),
+        "libraries": sorted({c["library"] for c in calls}),
+    }

@@ -1,0 +1,836 @@
+// Generated from tools/codegen/testdata/toy/toy_decoder.json by //tools/codegen. Do not edit.
+#define _GNU_SOURCE
+#include "ckw_toy_decoder.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tools/codegen/testdata/toy/toy_kernels.h"
+
+#define API __attribute__((visibility("default")))
+
+enum {
+  kArenaBytes = 576,
+  kStateBytes = 1728,
+};
+static const char kManifestSha256[] = "1b5f424f1d4e45727ecf71db46cf282a085ade55a0ada49bf8c16f205b644ce6";
+static const int64_t kWeightsMinBytes = 4640;
+
+struct ckw_toy_decoder_handle {
+  const uint8_t *weights;  // read-only mapping of the weights file
+  size_t weights_bytes;
+  uint8_t *arena;  // per-call scratch, 576 bytes
+  uint8_t *state;  // persistent regions, 1728 bytes
+  int has_memory;
+  int64_t position;
+  int cross_kv_valid;
+  int64_t cross_kv_projections;
+  size_t arena_bytes;
+  int kernel_status;  // last failing kernel's code and message (E_KERNEL)
+  const char *kernel_error;
+};
+
+static inline int64_t ckw_max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static inline int64_t ckw_align64(int64_t n) { return (n + 63) / 64 * 64; }
+
+// Records a kernel failure on the handle; returns E_KERNEL.
+static inline int kernel_failed(ckw_toy_decoder_handle *h, int status, const char *(*message)(int)) {
+  h->kernel_status = status;
+  h->kernel_error = message ? message(status) : "kernel failed";
+  return CKW_TOY_DECODER_E_KERNEL;
+}
+
+API const char *ckw_toy_decoder_strerror(int code) {
+  switch (code) {
+    case CKW_TOY_DECODER_OK:
+      return "ckw_toy_decoder: ok";
+    case CKW_TOY_DECODER_E_ARGUMENT:
+      return "ckw_toy_decoder: invalid argument (null pointer or a count out of range)";
+    case CKW_TOY_DECODER_E_IO:
+      return "ckw_toy_decoder: cannot read the weights or manifest file";
+    case CKW_TOY_DECODER_E_MANIFEST_MISMATCH:
+      return "ckw_toy_decoder: manifest_sha256 differs from the one this library was generated for";
+    case CKW_TOY_DECODER_E_WEIGHTS_SIZE:
+      return "ckw_toy_decoder: weights file is smaller than the manifest says";
+    case CKW_TOY_DECODER_E_NO_MEMORY:
+      return "ckw_toy_decoder: out of memory";
+    case CKW_TOY_DECODER_E_MISSING_INPUT:
+      return "ckw_toy_decoder: a required input was not set (call the set_* function first)";
+    case CKW_TOY_DECODER_E_CROSS_KV_INVALID:
+      return "ckw_toy_decoder: cross-K/V cache is not valid: run prefill after setting encoder memory";
+    case CKW_TOY_DECODER_E_CONTEXT_FULL:
+      return "ckw_toy_decoder: the position would pass the text context capacity";
+    case CKW_TOY_DECODER_E_KERNEL:
+      return "ckw_toy_decoder: a kernel reported an error";
+    default:
+      return "ckw_toy_decoder: unknown error code";
+  }
+}
+
+API const char *ckw_toy_decoder_manifest_sha256(void) { return kManifestSha256; }
+
+API const char *ckw_toy_decoder_last_error(const ckw_toy_decoder_handle *h) {
+  return h && h->kernel_error ? h->kernel_error : "";
+}
+
+API int64_t ckw_toy_decoder_dim(const char *name) {
+  static const struct {
+    const char *name;
+    int64_t value;
+  } kDims[] = {
+      {"ctx", 6},
+      {"d_model", 8},
+      {"eot", 10},
+      {"head_dim", 4},
+      {"mem_len", 5},
+      {"n_beam", 1},
+      {"n_ctx", 6},
+      {"n_head", 2},
+      {"n_heads", 2},
+      {"n_layer", 2},
+      {"n_mem", 5},
+      {"n_state", 8},
+      {"n_vocab", 11},
+  };
+  if (!name) return -1;
+  for (size_t i = 0; i < sizeof(kDims) / sizeof(kDims[0]); ++i) {
+    if (strcmp(kDims[i].name, name) == 0) return kDims[i].value;
+  }
+  return -1;
+}
+
+// Reads the "manifest_sha256" string of a manifest file into out (65 bytes); 0 on success.
+static int read_manifest_hash(const char *path, char out[65]) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char buf[1 << 16];
+  size_t have = 0;
+  ssize_t got;
+  int found = -1;
+  // The key may sit anywhere; scan in overlapping windows so it is never split.
+  while ((got = read(fd, buf + have, sizeof(buf) - 1 - have)) > 0) {
+    have += (size_t)got;
+    buf[have] = 0;
+    const char *key = strstr(buf, "\"manifest_sha256\"");
+    if (key) {
+      const char *p = key + strlen("\"manifest_sha256\"");
+      while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n' || *p == ':') ++p;
+      if (*p == '"' && (size_t)(buf + have - (p + 1)) >= 65) {
+        memcpy(out, p + 1, 64);
+        out[64] = 0;
+        found = p[65] == '"' ? 0 : -1;
+        break;
+      }
+      if (key + 128 < buf + have) break;
+    }
+    if (have > 256) {  // keep a tail so a key split across reads is seen whole
+      memmove(buf, buf + have - 256, 256);
+      have = 256;
+    }
+  }
+  close(fd);
+  return found;
+}
+
+API int ckw_toy_decoder_create(const char *weights_path, const char *manifest_path, ckw_toy_decoder_handle **out) {
+  if (!out) return CKW_TOY_DECODER_E_ARGUMENT;
+  *out = NULL;
+  ckw_toy_decoder_handle *h = calloc(1, sizeof(*h));
+  if (!h) return CKW_TOY_DECODER_E_NO_MEMORY;
+  int rc = CKW_TOY_DECODER_OK;
+  if (kWeightsMinBytes > 0) {
+    if (!weights_path) {
+      rc = CKW_TOY_DECODER_E_ARGUMENT;
+      goto fail;
+    }
+    char default_manifest[4096];
+    if (!manifest_path) {
+      const char *slash = strrchr(weights_path, '/');
+      size_t dir = slash ? (size_t)(slash - weights_path + 1) : 0;
+      if (dir + sizeof("manifest.json") > sizeof(default_manifest)) {
+        rc = CKW_TOY_DECODER_E_ARGUMENT;
+        goto fail;
+      }
+      memcpy(default_manifest, weights_path, dir);
+      memcpy(default_manifest + dir, "manifest.json", sizeof("manifest.json"));
+      manifest_path = default_manifest;
+    }
+    char hash[65];
+    if (read_manifest_hash(manifest_path, hash) != 0) {
+      rc = CKW_TOY_DECODER_E_IO;
+      goto fail;
+    }
+    if (strcmp(hash, kManifestSha256) != 0) {
+      rc = CKW_TOY_DECODER_E_MANIFEST_MISMATCH;
+      goto fail;
+    }
+    int fd = open(weights_path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      rc = CKW_TOY_DECODER_E_IO;
+      goto fail;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_size < kWeightsMinBytes) {
+      close(fd);
+      rc = CKW_TOY_DECODER_E_WEIGHTS_SIZE;
+      goto fail;
+    }
+    void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED) {
+      rc = CKW_TOY_DECODER_E_IO;
+      goto fail;
+    }
+    h->weights = map;
+    h->weights_bytes = (size_t)st.st_size;
+  }
+  h->arena_bytes = kArenaBytes > 0 ? kArenaBytes : 64;
+  h->arena = aligned_alloc(64, h->arena_bytes);
+  h->state = aligned_alloc(64, kStateBytes > 0 ? kStateBytes : 64);
+  if (!h->arena || !h->state) {
+    rc = CKW_TOY_DECODER_E_NO_MEMORY;
+    goto fail;
+  }
+  memset(h->state, 0, kStateBytes > 0 ? kStateBytes : 64);
+  *out = h;
+  return CKW_TOY_DECODER_OK;
+fail:
+  ckw_toy_decoder_free(h);
+  return rc;
+}
+
+API void ckw_toy_decoder_free(ckw_toy_decoder_handle *h) {
+  if (!h) return;
+  if (h->weights) munmap((void *)h->weights, h->weights_bytes);
+  free(h->arena);
+  free(h->state);
+  free(h);
+}
+
+API int ckw_toy_decoder_set_memory(ckw_toy_decoder_handle *h, const float *memory) {
+  if (!h || !memory) return CKW_TOY_DECODER_E_ARGUMENT;
+  memcpy(h->state + 0, memory, 160);
+  h->has_memory = 1;
+  h->cross_kv_valid = 0;  // the cached projections belong to the previous memory
+  return CKW_TOY_DECODER_OK;
+}
+
+API int ckw_toy_decoder_reset(ckw_toy_decoder_handle *h) {
+  if (!h) return CKW_TOY_DECODER_E_ARGUMENT;
+  h->position = 0;
+  return CKW_TOY_DECODER_OK;
+}
+
+API int64_t ckw_toy_decoder_position(const ckw_toy_decoder_handle *h) { return h ? h->position : -1; }
+
+API int64_t ckw_toy_decoder_cross_kv_projections(const ckw_toy_decoder_handle *h) { return h ? h->cross_kv_projections : -1; }
+
+API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens, int64_t n_tokens, float *logits) {
+  if (!h || !tokens || !logits) return CKW_TOY_DECODER_E_ARGUMENT;
+  const int64_t pos = 0;
+  if (n_tokens < 1 || n_tokens > 6) return CKW_TOY_DECODER_E_ARGUMENT;
+  if (0 + n_tokens > 6) return CKW_TOY_DECODER_E_CONTEXT_FULL;
+  if (!h->has_memory) return CKW_TOY_DECODER_E_MISSING_INPUT;
+  uint8_t *const arena = h->arena;
+  uint8_t *const state = h->state;
+  const uint8_t *const weights = h->weights;
+  (void)arena;
+  (void)state;
+  (void)weights;
+  (void)pos;
+  if (!h->cross_kv_valid) {  // project the encoder memory once; decode steps reuse it
+    // blocks.0.cross_k_proj
+    ckw_f32_gemm_nt_bias(
+        (float *)(arena + 0),  // y: arena blocks.0.cross_k_proj.y
+        (const float *)(state + 0),  // x: state external:memory
+        (const float *)(weights + 1664),  // w: weight blocks.0.xk.w
+        (const float *)(weights + 1920),  // b: weight blocks.0.xk.b
+        5,  // M: dim M
+        8,  // N: dim N
+        8  // K: dim K
+    );
+
+    // state:cross_k[0,0]<-head_major
+    ckw_f32_token_to_head_major(
+        (float *)(state + 192),  // y: state state:cross_k[0,0]
+        (const float *)(arena + 0),  // x: arena blocks.0.cross_k_proj.y
+        5,  // T: dim T
+        2,  // H: dim H
+        4,  // Dh: dim Dh
+        5,  // C: dim C
+        0  // row0: dim R0
+    );
+
+    // blocks.0.cross_v_proj
+    ckw_f32_gemm_nt_bias(
+        (float *)(arena + 0),  // y: arena blocks.0.cross_v_proj.y
+        (const float *)(state + 0),  // x: state external:memory
+        (const float *)(weights + 1984),  // w: weight blocks.0.xv.w
+        (const float *)(weights + 2240),  // b: weight blocks.0.xv.b
+        5,  // M: dim M
+        8,  // N: dim N
+        8  // K: dim K
+    );
+
+    // state:cross_v[0,0]<-head_major
+    ckw_f32_token_to_head_major(
+        (float *)(state + 576),  // y: state state:cross_v[0,0]
+        (const float *)(arena + 0),  // x: arena blocks.0.cross_v_proj.y
+        5,  // T: dim T
+        2,  // H: dim H
+        4,  // Dh: dim Dh
+        5,  // C: dim C
+        0  // row0: dim R0
+    );
+
+    // blocks.1.cross_k_proj
+    ckw_f32_gemm_nt_bias(
+        (float *)(arena + 0),  // y: arena blocks.1.cross_k_proj.y
+        (const float *)(state + 0),  // x: state external:memory
+        (const float *)(weights + 3712),  // w: weight blocks.1.xk.w
+        (const float *)(weights + 3968),  // b: weight blocks.1.xk.b
+        5,  // M: dim M
+        8,  // N: dim N
+        8  // K: dim K
+    );
+
+    // state:cross_k[1,0]<-head_major
+    ckw_f32_token_to_head_major(
+        (float *)(state + 384),  // y: state state:cross_k[1,0]
+        (const float *)(arena + 0),  // x: arena blocks.1.cross_k_proj.y
+        5,  // T: dim T
+        2,  // H: dim H
+        4,  // Dh: dim Dh
+        5,  // C: dim C
+        0  // row0: dim R0
+    );
+
+    // blocks.1.cross_v_proj
+    ckw_f32_gemm_nt_bias(
+        (float *)(arena + 0),  // y: arena blocks.1.cross_v_proj.y
+        (const float *)(state + 0),  // x: state external:memory
+        (const float *)(weights + 4032),  // w: weight blocks.1.xv.w
+        (const float *)(weights + 4288),  // b: weight blocks.1.xv.b
+        5,  // M: dim M
+        8,  // N: dim N
+        8  // K: dim K
+    );
+
+    // state:cross_v[1,0]<-head_major
+    ckw_f32_token_to_head_major(
+        (float *)(state + 768),  // y: state state:cross_v[1,0]
+        (const float *)(arena + 0),  // x: arena blocks.1.cross_v_proj.y
+        5,  // T: dim T
+        2,  // H: dim H
+        4,  // Dh: dim Dh
+        5,  // C: dim C
+        0  // row0: dim R0
+    );
+
+    h->cross_kv_valid = 1;
+    h->cross_kv_projections += 1;
+  }
+  // embed
+  ckw_f32_embed_positions(
+      (float *)(arena + 0),  // y: arena embed.y
+      (const int32_t *)tokens,  // tokens: argument tokens
+      (const float *)(weights + 0),  // table: weight embed.tokens
+      (const float *)(weights + 384),  // positions: weight embed.positions
+      n_tokens,  // T: dim T
+      8,  // D: dim D
+      0  // offset: dim offset
+  );
+
+  // blocks.0.norm
+  ckw_f32_layer_norm(
+      (float *)(arena + 192),  // y: arena blocks.0.norm.y
+      (const float *)(arena + 0),  // x: arena embed.y
+      (const float *)(weights + 576),  // g: weight blocks.0.norm.g
+      (const float *)(weights + 640),  // b: weight blocks.0.norm.b
+      n_tokens,  // M: dim M
+      8,  // D: dim D
+      1e-05f  // eps: attr eps
+  );
+
+  // blocks.0.k_proj
+  ckw_f32_gemm_nt_bias(
+      (float *)(arena + 0),  // y: arena blocks.0.k_proj.y
+      (const float *)(arena + 192),  // x: arena blocks.0.norm.y
+      (const float *)(weights + 704),  // w: weight blocks.0.k.w
+      (const float *)(weights + 960),  // b: weight blocks.0.k.b
+      n_tokens,  // M: dim M
+      8,  // N: dim N
+      8  // K: dim K
+  );
+
+  // state:self_k[0,0]<-head_major
+  ckw_f32_token_to_head_major(
+      (float *)(state + 960),  // y: state state:self_k[0,0]
+      (const float *)(arena + 0),  // x: arena blocks.0.k_proj.y
+      n_tokens,  // T: dim T
+      2,  // H: dim H
+      4,  // Dh: dim Dh
+      6,  // C: dim C
+      0  // row0: dim R0
+  );
+
+  // blocks.0.v_proj
+  ckw_f32_gemm_nt_bias(
+      (float *)(arena + 0),  // y: arena blocks.0.v_proj.y
+      (const float *)(arena + 192),  // x: arena blocks.0.norm.y
+      (const float *)(weights + 1024),  // w: weight blocks.0.v.w
+      (const float *)(weights + 1280),  // b: weight blocks.0.v.b
+      n_tokens,  // M: dim M
+      8,  // N: dim N
+      8  // K: dim K
+  );
+
+  // state:self_v[0,0]<-head_major
+  ckw_f32_token_to_head_major(
+      (float *)(state + 1344),  // y: state state:self_v[0,0]
+      (const float *)(arena + 0),  // x: arena blocks.0.v_proj.y
+      n_tokens,  // T: dim T
+      2,  // H: dim H
+      4,  // Dh: dim Dh
+      6,  // C: dim C
+      0  // row0: dim R0
+  );
+
+  // blocks.0.q_proj
+  ckw_f32_gemm_nt_bias(
+      (float *)(arena + 0),  // y: arena blocks.0.q_proj.y
+      (const float *)(arena + 192),  // x: arena blocks.0.norm.y
+      (const float *)(weights + 1344),  // w: weight blocks.0.q.w
+      (const float *)(weights + 1600),  // b: weight blocks.0.q.b
+      n_tokens,  // M: dim M
+      8,  // N: dim N
+      8  // K: dim K
+  );
+
+  // blocks.0.self_attn
+  ckw_f32_attention(
+      (float *)(arena + 192),  // y: arena blocks.0.self_attn.y
+      (const float *)(arena + 0),  // q: arena blocks.0.q_proj.y
+      (const float *)(state + 960),  // k: state state:self_k[0,0]
+      (const float *)(state + 1344),  // v: state state:self_v[0,0]
+      n_tokens,  // T: dim T
+      2,  // H: dim H
+      4,  // Dh: dim Dh
+      6,  // kv_stride: dim C
+      n_tokens,  // S: dim S
+      0,  // q0: dim q0
+      1,  // causal: attr causal
+      (float *)(arena + 384)  // scores: scratch 144 bytes
+  );
+
+  // blocks.0.cross_attn
+  ckw_f32_attention(
+      (float *)(arena + 0),  // y: arena blocks.0.cross_attn.y
+      (const float *)(arena + 192),  // q: arena blocks.0.self_attn.y
+      (const float *)(state + 192),  // k: state state:cross_k[0,0]
+      (const float *)(state + 576),  // v: state state:cross_v[0,0]
+      n_tokens,  // T: dim T
+      2,  // H: dim H
+      4,  // Dh: dim Dh
+      5,  // kv_stride: dim C
+      5,  // S: dim S
+      0,  // q0: dim q0
+      0,  // causal: attr causal
+      (float *)(arena + 384)  // scores: scratch 120 bytes
+  );
+
+  // blocks.0.mlp
+  ckw_f32_gemm_nt_bias_gelu(
+      (float *)(arena + 192),  // y: arena blocks.0.mlp.y
+      (const float *)(arena + 0),  // x: arena blocks.0.cross_attn.y
+      (const float *)(weights + 2304),  // w: weight blocks.0.mlp.w
+      (const float *)(weights + 2560),  // b: weight blocks.0.mlp.b
+      n_tokens,  // M: dim M
+      8,  // N: dim N
+      8  // K: dim K
+  );
+
+  // blocks.1.norm
+  ckw_f32_layer_norm(
+      (float *)(arena + 0),  // y: arena blocks.1.norm.y
+      (const float *)(arena + 192),  // x: arena blocks.0.mlp.y
+      (const float *)(weights + 2624),  // g: weight blocks.1.norm.g
+      (const float *)(weights + 2688),  // b: weight blocks.1.norm.b
+      n_tokens,  // M: dim M
+      8,  // D: dim D
+      1e-05f  // eps: attr eps
+  );
+
+  // blocks.1.k_proj
+  ckw_f32_gemm_nt_bias(
+      (float *)(arena + 192),  // y: arena blocks.1.k_proj.y
+      (const float *)(arena + 0),  // x: arena blocks.1.norm.y
+      (const float *)(weights + 2752),  // w: weight blocks.1.k.w
+      (const float *)(weights + 3008),  // b: weight blocks.1.k.b
+      n_tokens,  // M: dim M
+      8,  // N: dim N
+      8  // K: dim K
+  );
+
+  // state:self_k[1,0]<-head_major
+  ckw_f32_token_to_head_major(
+      (float *)(state + 1152),  // y: state state:self_k[1,0]
+      (const float *)(arena + 192),  // x: arena blocks.1.k_proj.y
+      n_tokens,  // T: dim T
+      2,  // H: dim H
+      4,  // Dh: dim Dh
+      6,  // C: dim C
+      0  // row0: dim R0
+  );
+
+  // blocks.1.v_proj
+  ckw_f32_gemm_nt_bias(
+      (float *)(arena + 192),  // y: arena blocks.1.v_proj.y
+      (const float *)(arena + 0),  // x: arena blocks.1.norm.y
+      (const float *)(weights + 3072),  // w: weight blocks.1.v.w
+      (const float *)(weights + 3328),  // b: weight blocks.1.v.b
+      n_tokens,  // M: dim M
+      8,  // N: dim N
+      8  // K: dim K
+  );
+
+  // state:self_v[1,0]<-head_major
+  ckw_f32_token_to_head_major(
+      (float *)(state + 1536),  // y: state state:self_v[1,0]
+      (const float *)(arena + 192),  // x: arena blocks.1.v_proj.y
+      n_tokens,  // T: dim T
+      2,  // H: dim H
+      4,  // Dh: dim Dh
+      6,  // C: dim C
+      0  // row0: dim R0
+  );
+
+  // blocks.1.q_proj
+  ckw_f32_gemm_nt_bias(
+      (float *)(arena + 192),  // y: arena blocks.1.q_proj.y
+      (const float *)(arena + 0),  // x: arena blocks.1.norm.y
+      (const float *)(weights + 3392),  // w: weight blocks.1.q.w
+      (const float *)(weights + 3648),  // b: weight blocks.1.q.b
+      n_tokens,  // M: dim M
+      8,  // N: dim N
+      8  // K: dim K
+  );
+
+  // blocks.1.self_attn
+  ckw_f32_attention(
+      (float *)(arena + 0),  // y: arena blocks.1.self_attn.y
+      (const float *)(arena + 192),  // q: arena blocks.1.q_proj.y
+      (const float *)(state + 1152),  // k: state state:self_k[1,0]
+      (const float *)(state + 1536),  // v: state state:self_v[1,0]
+      n_tokens,  // T: dim T
+      2,  // H: dim H
+      4,  // Dh: dim Dh
+      6,  // kv_stride: dim C
+      n_tokens,  // S: dim S
+      0,  // q0: dim q0
+      1,  // causal: attr causal
+      (float *)(arena + 384)  // scores: scratch 144 bytes
+  );
+
+  // blocks.1.cross_attn
+  ckw_f32_attention(
+      (float *)(arena + 192),  // y: arena blocks.1.cross_attn.y
+      (const float *)(arena + 0),  // q: arena blocks.1.self_attn.y
+      (const float *)(state + 384),  // k: state state:cross_k[1,0]
+      (const float *)(state + 768),  // v: state state:cross_v[1,0]
+      n_tokens,  // T: dim T
+      2,  // H: dim H
+      4,  // Dh: dim Dh
+      5,  // kv_stride: dim C
+      5,  // S: dim S
+      0,  // q0: dim q0
+      0,  // causal: attr causal
+      (float *)(arena + 384)  // scores: scratch 120 bytes
+  );
+
+  // blocks.1.mlp
+  ckw_f32_gemm_nt_bias_gelu(
+      (float *)(arena + 0),  // y: arena blocks.1.mlp.y
+      (const float *)(arena + 192),  // x: arena blocks.1.cross_attn.y
+      (const float *)(weights + 4352),  // w: weight blocks.1.mlp.w
+      (const float *)(weights + 4608),  // b: weight blocks.1.mlp.b
+      n_tokens,  // M: dim M
+      8,  // N: dim N
+      8  // K: dim K
+  );
+
+  // logits
+  ckw_f32_logits(
+      (float *)logits,  // y: output logits
+      (const float *)(arena + 0),  // x: arena blocks.1.mlp.y
+      (const float *)(weights + 0),  // w: weight embed.tokens
+      n_tokens,  // M: dim M
+      11,  // V: dim V
+      8  // D: dim D
+  );
+
+  h->position = 0 + n_tokens;
+  return CKW_TOY_DECODER_OK;
+}
+
+API int ckw_toy_decoder_decode(ckw_toy_decoder_handle *h, int32_t tokens, float *logits) {
+  if (!h || !logits) return CKW_TOY_DECODER_E_ARGUMENT;
+  const int64_t n_tokens = 1;
+  const int64_t pos = h->position;
+  if (pos > 5) return CKW_TOY_DECODER_E_CONTEXT_FULL;
+  if (pos + 1 > 6) return CKW_TOY_DECODER_E_CONTEXT_FULL;
+  if (!h->cross_kv_valid) return CKW_TOY_DECODER_E_CROSS_KV_INVALID;
+  uint8_t *const arena = h->arena;
+  uint8_t *const state = h->state;
+  const uint8_t *const weights = h->weights;
+  (void)arena;
+  (void)state;
+  (void)weights;
+  (void)n_tokens;
+  (void)pos;
+  // embed
+  ckw_f32_embed_positions(
+      (float *)(arena + 0),  // y: arena embed.y
+      (const int32_t *)&tokens,  // tokens: argument tokens
+      (const float *)(weights + 0),  // table: weight embed.tokens
+      (const float *)(weights + 384),  // positions: weight embed.positions
+      1,  // T: dim T
+      8,  // D: dim D
+      pos  // offset: dim offset
+  );
+
+  // blocks.0.norm
+  ckw_f32_layer_norm(
+      (float *)(arena + 64),  // y: arena blocks.0.norm.y
+      (const float *)(arena + 0),  // x: arena embed.y
+      (const float *)(weights + 576),  // g: weight blocks.0.norm.g
+      (const float *)(weights + 640),  // b: weight blocks.0.norm.b
+      1,  // M: dim M
+      8,  // D: dim D
+      1e-05f  // eps: attr eps
+  );
+
+  // blocks.0.k_proj
+  ckw_f32_gemm_nt_bias(
+      (float *)(arena + 0),  // y: arena blocks.0.k_proj.y
+      (const float *)(arena + 64),  // x: arena blocks.0.norm.y
+      (const float *)(weights + 704),  // w: weight blocks.0.k.w
+      (const float *)(weights + 960),  // b: weight blocks.0.k.b
+      1,  // M: dim M
+      8,  // N: dim N
+      8  // K: dim K
+  );
+
+  // state:self_k[0,0]<-head_major
+  ckw_f32_token_to_head_major(
+      (float *)(state + 960),  // y: state state:self_k[0,0]
+      (const float *)(arena + 0),  // x: arena blocks.0.k_proj.y
+      1,  // T: dim T
+      2,  // H: dim H
+      4,  // Dh: dim Dh
+      6,  // C: dim C
+      pos  // row0: dim R0
+  );
+
+  // blocks.0.v_proj
+  ckw_f32_gemm_nt_bias(
+      (float *)(arena + 0),  // y: arena blocks.0.v_proj.y
+      (const float *)(arena + 64),  // x: arena blocks.0.norm.y
+      (const float *)(weights + 1024),  // w: weight blocks.0.v.w
+      (const float *)(weights + 1280),  // b: weight blocks.0.v.b
+      1,  // M: dim M
+      8,  // N: dim N
+      8  // K: dim K
+  );
+
+  // state:self_v[0,0]<-head_major
+  ckw_f32_token_to_head_major(
+      (float *)(state + 1344),  // y: state state:self_v[0,0]
+      (const float *)(arena + 0),  // x: arena blocks.0.v_proj.y
+      1,  // T: dim T
+      2,  // H: dim H
+      4,  // Dh: dim Dh
+      6,  // C: dim C
+      pos  // row0: dim R0
+  );
+
+  // blocks.0.q_proj
+  ckw_f32_gemm_nt_bias(
+      (float *)(arena + 0),  // y: arena blocks.0.q_proj.y
+      (const float *)(arena + 64),  // x: arena blocks.0.norm.y
+      (const float *)(weights + 1344),  // w: weight blocks.0.q.w
+      (const float *)(weights + 1600),  // b: weight blocks.0.q.b
+      1,  // M: dim M
+      8,  // N: dim N
+      8  // K: dim K
+  );
+
+  // blocks.0.self_attn
+  ckw_f32_attention(
+      (float *)(arena + 64),  // y: arena blocks.0.self_attn.y
+      (const float *)(arena + 0),  // q: arena blocks.0.q_proj.y
+      (const float *)(state + 960),  // k: state state:self_k[0,0]
+      (const float *)(state + 1344),  // v: state state:self_v[0,0]
+      1,  // T: dim T
+      2,  // H: dim H
+      4,  // Dh: dim Dh
+      6,  // kv_stride: dim C
+      pos + 1,  // S: dim S
+      pos,  // q0: dim q0
+      1,  // causal: attr causal
+      (float *)(arena + 128)  // scores: scratch 24 bytes
+  );
+
+  // blocks.0.cross_attn
+  ckw_f32_attention(
+      (float *)(arena + 0),  // y: arena blocks.0.cross_attn.y
+      (const float *)(arena + 64),  // q: arena blocks.0.self_attn.y
+      (const float *)(state + 192),  // k: state state:cross_k[0,0]
+      (const float *)(state + 576),  // v: state state:cross_v[0,0]
+      1,  // T: dim T
+      2,  // H: dim H
+      4,  // Dh: dim Dh
+      5,  // kv_stride: dim C
+      5,  // S: dim S
+      0,  // q0: dim q0
+      0,  // causal: attr causal
+      (float *)(arena + 128)  // scores: scratch 20 bytes
+  );
+
+  // blocks.0.mlp
+  ckw_f32_gemm_nt_bias_gelu(
+      (float *)(arena + 64),  // y: arena blocks.0.mlp.y
+      (const float *)(arena + 0),  // x: arena blocks.0.cross_attn.y
+      (const float *)(weights + 2304),  // w: weight blocks.0.mlp.w
+      (const float *)(weights + 2560),  // b: weight blocks.0.mlp.b
+      1,  // M: dim M
+      8,  // N: dim N
+      8  // K: dim K
+  );
+
+  // blocks.1.norm
+  ckw_f32_layer_norm(
+      (float *)(arena + 0),  // y: arena blocks.1.norm.y
+      (const float *)(arena + 64),  // x: arena blocks.0.mlp.y
+      (const float *)(weights + 2624),  // g: weight blocks.1.norm.g
+      (const float *)(weights + 2688),  // b: weight blocks.1.norm.b
+      1,  // M: dim M
+      8,  // D: dim D
+      1e-05f  // eps: attr eps
+  );
+
+  // blocks.1.k_proj
+  ckw_f32_gemm_nt_bias(
+      (float *)(arena + 64),  // y: arena blocks.1.k_proj.y
+      (const float *)(arena + 0),  // x: arena blocks.1.norm.y
+      (const float *)(weights + 2752),  // w: weight blocks.1.k.w
+      (const float *)(weights + 3008),  // b: weight blocks.1.k.b
+      1,  // M: dim M
+      8,  // N: dim N
+      8  // K: dim K
+  );
+
+  // state:self_k[1,0]<-head_major
+  ckw_f32_token_to_head_major(
+      (float *)(state + 1152),  // y: state state:self_k[1,0]
+      (const float *)(arena + 64),  // x: arena blocks.1.k_proj.y
+      1,  // T: dim T
+      2,  // H: dim H
+      4,  // Dh: dim Dh
+      6,  // C: dim C
+      pos  // row0: dim R0
+  );
+
+  // blocks.1.v_proj
+  ckw_f32_gemm_nt_bias(
+      (float *)(arena + 64),  // y: arena blocks.1.v_proj.y
+      (const float *)(arena + 0),  // x: arena blocks.1.norm.y
+      (const float *)(weights + 3072),  // w: weight blocks.1.v.w
+      (const float *)(weights + 3328),  // b: weight blocks.1.v.b
+      1,  // M: dim M
+      8,  // N: dim N
+      8  // K: dim K
+  );
+
+  // state:self_v[1,0]<-head_major
+  ckw_f32_token_to_head_major(
+      (float *)(state + 1536),  // y: state state:self_v[1,0]
+      (const float *)(arena + 64),  // x: arena blocks.1.v_proj.y
+      1,  // T: dim T
+      2,  // H: dim H
+      4,  // Dh: dim Dh
+      6,  // C: dim C
+      pos  // row0: dim R0
+  );
+
+  // blocks.1.q_proj
+  ckw_f32_gemm_nt_bias(
+      (float *)(arena + 64),  // y: arena blocks.1.q_proj.y
+      (const float *)(arena + 0),  // x: arena blocks.1.norm.y
+      (const float *)(weights + 3392),  // w: weight blocks.1.q.w
+      (const float *)(weights + 3648),  // b: weight blocks.1.q.b
+      1,  // M: dim M
+      8,  // N: dim N
+      8  // K: dim K
+  );
+
+  // blocks.1.self_attn
+  ckw_f32_attention(
+      (float *)(arena + 0),  // y: arena blocks.1.self_attn.y
+      (const float *)(arena + 64),  // q: arena blocks.1.q_proj.y
+      (const float *)(state + 1152),  // k: state state:self_k[1,0]
+      (const float *)(state + 1536),  // v: state state:self_v[1,0]
+      1,  // T: dim T
+      2,  // H: dim H
+      4,  // Dh: dim Dh
+      6,  // kv_stride: dim C
+      pos + 1,  // S: dim S
+      pos,  // q0: dim q0
+      1,  // causal: attr causal
+      (float *)(arena + 128)  // scores: scratch 24 bytes
+  );
+
+  // blocks.1.cross_attn
+  ckw_f32_attention(
+      (float *)(arena + 64),  // y: arena blocks.1.cross_attn.y
+      (const float *)(arena + 0),  // q: arena blocks.1.self_attn.y
+      (const float *)(state + 384),  // k: state state:cross_k[1,0]
+      (const float *)(state + 768),  // v: state state:cross_v[1,0]
+      1,  // T: dim T
+      2,  // H: dim H
+      4,  // Dh: dim Dh
+      5,  // kv_stride: dim C
+      5,  // S: dim S
+      0,  // q0: dim q0
+      0,  // causal: attr causal
+      (float *)(arena + 128)  // scores: scratch 20 bytes
+  );
+
+  // blocks.1.mlp
+  ckw_f32_gemm_nt_bias_gelu(
+      (float *)(arena + 0),  // y: arena blocks.1.mlp.y
+      (const float *)(arena + 64),  // x: arena blocks.1.cross_attn.y
+      (const float *)(weights + 4352),  // w: weight blocks.1.mlp.w
+      (const float *)(weights + 4608),  // b: weight blocks.1.mlp.b
+      1,  // M: dim M
+      8,  // N: dim N
+      8  // K: dim K
+  );
+
+  // logits
+  ckw_f32_logits(
+      (float *)logits,  // y: output logits
+      (const float *)(arena + 0),  // x: arena blocks.1.mlp.y
+      (const float *)(weights + 0),  // w: weight embed.tokens
+      1,  // M: dim M
+      11,  // V: dim V
+      8  // D: dim D
+  );
+
+  h->position = pos + 1;
+  return CKW_TOY_DECODER_OK;
+}

@@ -1,0 +1,72 @@
+// Generated from tools/codegen/testdata/toy/toy_decoder.json by //tools/codegen. Do not edit.
+//
+// C ABI of ckw_toy_decoder (circuit "toy_decoder", part "decoder").
+// Every exported symbol starts with ckw_toy_decoder_; nothing else is exported, so other
+// variants and parts load into the same process. A handle owns its weights mapping,
+// scratch arena and persistent state; no global mutable state. Calls on one handle must
+// not overlap; different handles may run in parallel.
+//
+// Return codes: CKW_TOY_DECODER_OK (0) or a negative CKW_TOY_DECODER_E_*; ckw_toy_decoder_strerror() names it.
+#ifndef CKW_TOY_DECODER_H_
+#define CKW_TOY_DECODER_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CKW_TOY_DECODER_OK 0  // ok
+#define CKW_TOY_DECODER_E_ARGUMENT -1  // invalid argument (null pointer or a count out of range)
+#define CKW_TOY_DECODER_E_IO -2  // cannot read the weights or manifest file
+#define CKW_TOY_DECODER_E_MANIFEST_MISMATCH -3  // manifest_sha256 differs from the one this library was generated for
+#define CKW_TOY_DECODER_E_WEIGHTS_SIZE -4  // weights file is smaller than the manifest says
+#define CKW_TOY_DECODER_E_NO_MEMORY -5  // out of memory
+#define CKW_TOY_DECODER_E_MISSING_INPUT -6  // a required input was not set (call the set_* function first)
+#define CKW_TOY_DECODER_E_CROSS_KV_INVALID -7  // cross-K/V cache is not valid: run prefill after setting encoder memory
+#define CKW_TOY_DECODER_E_CONTEXT_FULL -8  // the position would pass the text context capacity
+#define CKW_TOY_DECODER_E_KERNEL -9  // a kernel reported an error
+
+typedef struct ckw_toy_decoder_handle ckw_toy_decoder_handle;
+
+// Maps the weights file read-only and allocates the handle's arena and state.
+// manifest_path may be NULL: "manifest.json" next to the weights file is read. The manifest's
+// manifest_sha256 must equal the one baked in here (CKW_TOY_DECODER_E_MANIFEST_MISMATCH otherwise).
+int ckw_toy_decoder_create(const char *weights_path, const char *manifest_path, ckw_toy_decoder_handle **out);
+void ckw_toy_decoder_free(ckw_toy_decoder_handle *h);
+const char *ckw_toy_decoder_strerror(int code);
+// The manifest hash this library was generated against (64 hex digits, "" when weightless).
+const char *ckw_toy_decoder_manifest_sha256(void);
+// The failing kernel's own message after CKW_TOY_DECODER_E_KERNEL ("" otherwise).
+const char *ckw_toy_decoder_last_error(const ckw_toy_decoder_handle *h);
+// A resolved circuit dim by name (e.g. "n_vocab"), or -1 when there is none.
+int64_t ckw_toy_decoder_dim(const char *name);
+
+// Copies memory [5, 8] into the handle. Invalidates the cross-K/V cache:
+// the next prefill projects it again; decode fails until then.
+int ckw_toy_decoder_set_memory(ckw_toy_decoder_handle *h, const float *memory);
+
+// Runs the prompt tokens from position 0; projects memory into the cross cache once.
+//   tokens: token ids
+//   n_tokens: 1 <= n_tokens <= 6
+//   logits: [n_tokens, 11]
+int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens, int64_t n_tokens, float *logits);
+
+// Runs one token at the current position.
+//   tokens: token ids
+//   logits: [1, 11]
+int ckw_toy_decoder_decode(ckw_toy_decoder_handle *h, int32_t tokens, float *logits);
+
+// Forgets the token sequence (position = 0); keeps inputs set with set_* and the cross-K/V cache.
+int ckw_toy_decoder_reset(ckw_toy_decoder_handle *h);
+// Tokens in the sequence so far (at most 6).
+int64_t ckw_toy_decoder_position(const ckw_toy_decoder_handle *h);
+// How many times the cross-K/V cache was computed from encoder memory (once per memory).
+int64_t ckw_toy_decoder_cross_kv_projections(const ckw_toy_decoder_handle *h);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif
+
+#endif  // CKW_TOY_DECODER_H_
