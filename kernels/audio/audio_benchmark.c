@@ -1,6 +1,7 @@
 // Benchmark of the audio frontend kernels on 30 s of synthetic audio. Without arguments it
 // is a smoke test (one small call of everything, outputs checked); with --benchmark it
-// prints a timing table (best of 5 batches, each >= 50 ms).
+// prints a timing table: best of 5 batches (each >= 50 ms) of thread CPU time, which stays
+// meaningful on a machine shared with other builds (the kernels are single-threaded).
 #define _POSIX_C_SOURCE 199309L
 
 #include <math.h>
@@ -77,8 +78,8 @@ static int all_finite(const float* x, int64_t n) {
 static int64_t make_wav(uint8_t* out, int64_t frames, int channels, uint32_t rate) {
   const uint32_t data = (uint32_t)(frames * channels * 2);
   uint8_t h[44] = "RIFF....WAVEfmt ....\1\0..........\4\0\20\0data....";
-  const uint32_t fields[][2] = {{4, 36 + data}, {16, 16}, {24, rate}, {28, rate * channels * 2},
-                                {40, data}};
+  const uint32_t fields[][2] = {
+      {4, 36 + data}, {16, 16}, {24, rate}, {28, rate * channels * 2}, {40, data}};
   for (int f = 0; f < 5; ++f) {
     for (int i = 0; i < 4; ++i) h[fields[f][0] + i] = (uint8_t)(fields[f][1] >> (8 * i));
   }
@@ -113,8 +114,8 @@ static void do_decode(void* p) {
 }
 static void do_resample(void* p) {
   ctx_t* c = p;
-  c->rc |= ckw_f32_resample(c->resampled, c->n_out, c->audio, c->n_in, c->sr_in, 16000,
-                            c->scratch, c->scratch_bytes);
+  c->rc |= ckw_f32_resample(c->resampled, c->n_out, c->audio, c->n_in, c->sr_in, 16000, c->scratch,
+                            c->scratch_bytes);
 }
 static void do_pad(void* p) {
   ctx_t* c = p;
@@ -126,8 +127,7 @@ static void do_tables(void* p) {
 }
 static void do_stft(void* p) {
   ctx_t* c = p;
-  c->stft(c->power, c->n_frames, c->padded, c->n_samples, 0, c->n_frames, c->window,
-          c->twiddles);
+  c->stft(c->power, c->n_frames, c->padded, c->n_samples, 0, c->n_frames, c->window, c->twiddles);
 }
 static void do_filters(void* p) {
   ctx_t* c = p;
@@ -198,9 +198,12 @@ int main(int argc, char** argv) {
   const struct {
     int64_t rate;
     const char* what;
-  } rates[] = {{44100, "44.1 kHz -> 16 kHz"}, {48000, "48 kHz -> 16 kHz"},
-               {8000, "8 kHz -> 16 kHz"},    {22050, "22.05 kHz -> 16 kHz"},
-               {44101, "44.101 kHz -> 16 kHz (by phase)"}, {16000, "16 kHz (identity)"}};
+  } rates[] = {{44100, "44.1 kHz -> 16 kHz"},
+               {48000, "48 kHz -> 16 kHz"},
+               {8000, "8 kHz -> 16 kHz"},
+               {22050, "22.05 kHz -> 16 kHz"},
+               {44101, "44.101 kHz -> 16 kHz (by phase)"},
+               {16000, "16 kHz (identity)"}};
   for (int r = 0; r < 6; ++r) {
     c.sr_in = rates[r].rate;
     c.n_in = (int64_t)(seconds * rates[r].rate);
@@ -238,13 +241,11 @@ int main(int argc, char** argv) {
   // The whole chain from 16 kHz WAV bytes to the log-mel window.
   c.wav_bytes = make_wav(wav, (int64_t)(seconds * 16000), 1, 16000);
   c.n = (int64_t)(seconds * 16000);
-  row(&b, "frontend chain", "16 kHz WAV -> 80 x 3000 log-mel", time_it(&b, do_chain, &c),
-      seconds);
+  row(&b, "frontend chain", "16 kHz WAV -> 80 x 3000 log-mel", time_it(&b, do_chain, &c), seconds);
   check(&b, c.rc == 0 && all_finite(c.mel, 80 * c.n_frames), "chain");
   c.wav_bytes = make_wav(wav, (int64_t)(seconds * 44100), 2, 44100);
   c.n = (int64_t)(seconds * 44100);
-  row(&b, "frontend chain", "44.1 kHz stereo WAV -> log-mel", time_it(&b, do_chain, &c),
-      seconds);
+  row(&b, "frontend chain", "44.1 kHz stereo WAV -> log-mel", time_it(&b, do_chain, &c), seconds);
   check(&b, c.rc == 0 && all_finite(c.mel, 80 * c.n_frames), "chain 44.1k");
 
   free(wav), free(c.audio), free(c.resampled), free(c.padded), free(c.power), free(c.mel);

@@ -7,14 +7,14 @@
 
 static int g_failures = 0;
 
-#define EXPECT(cond, ...)                                         \
-  do {                                                            \
-    if (!(cond)) {                                                \
+#define EXPECT(cond, ...)                                               \
+  do {                                                                  \
+    if (!(cond)) {                                                      \
       fprintf(stderr, "%s:%d: FAILED %s: ", __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                               \
-      fputc('\n', stderr);                                        \
-      ++g_failures;                                               \
-    }                                                             \
+      fprintf(stderr, __VA_ARGS__);                                     \
+      fputc('\n', stderr);                                              \
+      ++g_failures;                                                     \
+    }                                                                   \
   } while (0)
 
 // xorshift64*: reproducible across platforms.

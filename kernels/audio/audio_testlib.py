@@ -30,6 +30,11 @@ def test_audio(relpath: str) -> str:
     raise FileNotFoundError(f"@test_audio//:{relpath} is not in the runfiles; add it to the test's data")
 
 
+def read_test_audio(relpath: str) -> bytes:
+    with open(test_audio(relpath), "rb") as f:
+        return f.read()
+
+
 def kernel_dir() -> str:
     return runfile("ckw", "kernels", "audio")
 
@@ -116,7 +121,7 @@ def stft_tables():
     return window, twiddles
 
 
-def stft_power(x: np.ndarray, n_frames: int = None, frame_begin: int = 0) -> np.ndarray:
+def stft_power(x: np.ndarray, n_frames: int | None = None, frame_begin: int = 0) -> np.ndarray:
     """Power [201, n_frames] (default: Whisper's n_samples // 160 frames)."""
     x = np.ascontiguousarray(x, np.float32)
     if n_frames is None:
@@ -142,7 +147,7 @@ def log_mel(power: np.ndarray, filters: np.ndarray) -> np.ndarray:
     return y
 
 
-def frontend(wav: bytes, n_samples: int = None, extra_padding: int = 0, n_mels: int = 80) -> np.ndarray:
+def frontend(wav: bytes, n_samples: int | None = None, extra_padding: int = 0, n_mels: int = 80) -> np.ndarray:
     """The whole C chain: decode -> resample to 16 kHz -> pad/truncate -> STFT -> log-mel.
 
     n_samples fixes the window (Whisper's pad_or_trim); otherwise the whole recording plus

@@ -33,8 +33,8 @@ void ckw_f32_log_mel_project(float* restrict y, int64_t ld_y, const float* restr
   *running_max = best;
 }
 
-void ckw_f32_log_mel_normalize(float* restrict y, int64_t ld_y, int64_t n_mels,
-                               int64_t n_frames, float running_max) {
+void ckw_f32_log_mel_normalize(float* restrict y, int64_t ld_y, int64_t n_mels, int64_t n_frames,
+                               float running_max) {
   const float floor_value = running_max - 8.0f;
   for (int64_t m = 0; m < n_mels; ++m) {
     float* row = y + m * ld_y;
@@ -45,9 +45,8 @@ void ckw_f32_log_mel_normalize(float* restrict y, int64_t ld_y, int64_t n_mels,
   }
 }
 
-void ckw_f32_log_mel(float* restrict y, const float* restrict power,
-                     const float* restrict filters, int64_t n_mels, int64_t n_freq,
-                     int64_t n_frames) {
+void ckw_f32_log_mel(float* restrict y, const float* restrict power, const float* restrict filters,
+                     int64_t n_mels, int64_t n_freq, int64_t n_frames) {
   float running_max = -INFINITY;
   ckw_f32_log_mel_project(y, n_frames, power, n_frames, filters, n_mels, n_freq, n_frames,
                           &running_max);

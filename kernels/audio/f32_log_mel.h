@@ -13,27 +13,25 @@
 
 #include <stdint.h>
 
-
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 // One shot: y[m * n_frames + t].
-void ckw_f32_log_mel(float* y, const float* power, const float* filters,
-                     int64_t n_mels, int64_t n_freq, int64_t n_frames);
+void ckw_f32_log_mel(float* y, const float* power, const float* filters, int64_t n_mels,
+                     int64_t n_freq, int64_t n_frames);
 
 // Pass 1 on a chunk: y[m * ld_y + t] = log10(max(sum_f filters[m][f] power[f * ld_power + t],
 // 1e-10)) for t < n_frames, and *running_max = max(*running_max, all of them). Start
 // *running_max at -INFINITY. Only nonzero filter weights are visited (same sum as the dense
 // product: the skipped terms are exact zeros).
-void ckw_f32_log_mel_project(float* y, int64_t ld_y, const float* power,
-                             int64_t ld_power, const float* filters,
-                             int64_t n_mels, int64_t n_freq, int64_t n_frames,
+void ckw_f32_log_mel_project(float* y, int64_t ld_y, const float* power, int64_t ld_power,
+                             const float* filters, int64_t n_mels, int64_t n_freq, int64_t n_frames,
                              float* running_max);
 
 // Pass 2, in place: y = (max(y, running_max - 8) + 4) / 4 for y[m * ld_y + t], t < n_frames.
-void ckw_f32_log_mel_normalize(float* y, int64_t ld_y, int64_t n_mels,
-                               int64_t n_frames, float running_max);
+void ckw_f32_log_mel_normalize(float* y, int64_t ld_y, int64_t n_mels, int64_t n_frames,
+                               float running_max);
 
 #ifdef __cplusplus
 }

@@ -6,7 +6,6 @@
 
 #include <stdint.h>
 
-
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -15,8 +14,7 @@ extern "C" {
 // m: a triangle from mel point m to m + 2 of n_mels + 2 points evenly spaced on the Slaney
 // mel scale over [0, sr / 2], scaled by 2 / (its width in Hz). Non-positive sizes write
 // nothing.
-void ckw_f32_mel_filters(float* filters, int64_t n_mels, int64_t n_fft,
-                         int64_t sample_rate);
+void ckw_f32_mel_filters(float* filters, int64_t n_mels, int64_t n_fft, int64_t sample_rate);
 
 #ifdef __cplusplus
 }

@@ -4,7 +4,6 @@
 
 #include <stdint.h>
 
-
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -15,8 +14,7 @@ extern "C" {
 
 // y[i] = i < n_in ? x[i] : 0 for i < n_out. y and x must not overlap. Negative lengths act
 // as 0.
-void ckw_f32_pad_or_truncate(float* y, int64_t n_out, const float* x,
-                             int64_t n_in);
+void ckw_f32_pad_or_truncate(float* y, int64_t n_out, const float* x, int64_t n_in);
 
 #ifdef __cplusplus
 }

@@ -11,7 +11,7 @@ int main(void) {
   static float x[MAX], y[MAX + 1];
   uint64_t rng = 5;
   for (int i = 0; i < MAX; ++i) x[i] = test_rng_float(&rng);
-  const int64_t sizes[][2] = {{0, 0},    {0, 7},      {7, 0},      {1, 1},     {160, 480},
+  const int64_t sizes[][2] = {{0, 0},     {0, 7},       {7, 0},    {1, 1},    {160, 480},
                               {480, 160}, {4999, 4999}, {1, 4999}, {4999, 3}, {-3, 5}};
   for (size_t c = 0; c < sizeof sizes / sizeof sizes[0]; ++c) {
     const int64_t n_in = sizes[c][0], n_out = sizes[c][1];
@@ -22,8 +22,8 @@ int main(void) {
       float want = i < n_in ? x[i] : 0.0f;
       if (memcmp(&y[i], &want, sizeof want) != 0) ++bad;  // +0.0f padding, not -0.0f
     }
-    EXPECT(bad == 0, "n_in %lld n_out %lld: %d wrong samples", (long long)n_in,
-           (long long)n_out, bad);
+    EXPECT(bad == 0, "n_in %lld n_out %lld: %d wrong samples", (long long)n_in, (long long)n_out,
+           bad);
     EXPECT(y[n_out < 0 ? 0 : n_out] == -42.0f, "n_in %lld n_out %lld: wrote past the end",
            (long long)n_in, (long long)n_out);
   }

@@ -109,45 +109,42 @@ static inline float fold(const v8* acc) {
     (acc) += cv * xv;             \
   } while (0)
 
-#define DOT_BODY                                                 \
-  v8 acc = {0};                                                  \
+#define DOT_BODY                                                    \
+  v8 acc = {0};                                                     \
   for (int64_t i = 0; i < taps; i += LANES) MAC(acc, c + i, x + i); \
   return fold(&acc);
 
-#define DOT4_BODY                                   \
-  v8 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};        \
-  for (int64_t i = 0; i < taps; i += LANES) {       \
-    MAC(a0, c + i, x[0] + i);                       \
-    MAC(a1, c + taps + i, x[1] + i);                \
-    MAC(a2, c + 2 * taps + i, x[2] + i);            \
-    MAC(a3, c + 3 * taps + i, x[3] + i);            \
-  }                                                 \
+#define DOT4_BODY                             \
+  v8 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};  \
+  for (int64_t i = 0; i < taps; i += LANES) { \
+    MAC(a0, c[0] + i, x[0] + i);              \
+    MAC(a1, c[1] + i, x[1] + i);              \
+    MAC(a2, c[2] + i, x[2] + i);              \
+    MAC(a3, c[3] + i, x[3] + i);              \
+  }                                           \
   y[0] = fold(&a0), y[1] = fold(&a1), y[2] = fold(&a2), y[3] = fold(&a3);
 
 static float dot(const float* restrict c, const float* restrict x, int64_t taps) { DOT_BODY }
 
-// Four consecutive table rows c[k * taps ..] against x[k][..].
-static void dot4(float* restrict y, const float* restrict c, const float* const x[4],
-                 int64_t taps) {
-  DOT4_BODY
-}
-
+// Four outputs: taps c[k] against x[k], k < 4.
+static void dot4(float* restrict y, const float* const c[4], const float* const x[4],
+                 int64_t taps){DOT4_BODY}
 #if defined(__x86_64__) || defined(__i386__)
 #define AVX2 __attribute__((target("avx2,fma")))
-AVX2 static float dot__avx2(const float* restrict c, const float* restrict x, int64_t taps) {
-  DOT_BODY
-}
-AVX2 static void dot4__avx2(float* restrict y, const float* restrict c, const float* const x[4],
-                            int64_t taps) {
+AVX2 static float dot__avx2(const float* restrict c, const float* restrict x, int64_t taps){
+    DOT_BODY} AVX2 static void dot4__avx2(float* restrict y, const float* const c[4],
+                                          const float* const x[4], int64_t taps) {
   DOT4_BODY
 }
 #endif
 
 typedef float (*dot_fn)(const float*, const float*, int64_t);
-typedef void (*dot4_fn)(float*, const float*, const float* const[4], int64_t);
+typedef void (*dot4_fn)(float*, const float* const[4], const float* const[4], int64_t);
 
 static int use_avx2(void) {
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(CKW_RESAMPLE_BASELINE_ONLY)  // the test-only baseline build
+  return 0;
+#elif defined(__x86_64__) || defined(__i386__)
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #else
   return 0;
@@ -175,7 +172,7 @@ static float dot_clipped(const float* restrict c, const float* restrict x, int64
 static float output(dot_fn dot_inside, const float* restrict c, const plan* p,
                     const float* restrict x, int64_t n_in, int64_t first) {
   return (first >= 0 && first + p->taps <= n_in) ? dot_inside(c, x + first, p->taps)
-                                                  : dot_clipped(c, x, first, n_in, p->taps);
+                                                 : dot_clipped(c, x, first, n_in, p->taps);
 }
 
 int ckw_f32_resample(float* restrict y, int64_t n_out, const float* restrict x, int64_t n_in,
@@ -209,32 +206,31 @@ int ckw_f32_resample(float* restrict y, int64_t n_out, const float* restrict x, 
   if (rows <= scratch_bytes / (int64_t)sizeof(float) / p.taps) {
     // Whole phase table: outputs in order, streaming through x once.
     for (int64_t r = 0; r < rows; ++r) fill_phase(table + r * p.taps, &p, r, inv_i0_beta);
-    // Output n = j L + r sits at t = j M + (r M) / L: its first tap is floor(t) - J. The
-    // floor advances by M / L per output plus a carry, tracked without divisions.
+    // Output n sits at t = n M / L: phase r = n mod L, first tap floor(t) - J. Both advance
+    // incrementally (floor(t) by M / L plus a carry), without divisions.
     const int64_t whole = p.step / p.n_phases, part = p.step % p.n_phases;
-    for (int64_t j = 0, base = 0; base < n_out; ++j, base += p.n_phases) {
-      const int64_t end = n_out - base < p.n_phases ? n_out - base : p.n_phases;
-      int64_t floor_t = j * p.step, carry = 0, r = 0;
+    int64_t r = 0, floor_t = 0, carry = 0;
+    for (int64_t n = 0; n < n_out;) {
+      const float* rows_k[4];
       int64_t firsts[4];
-      while (r < end) {
-        int k = 0;  // gather up to 4 outputs whose taps lie inside x
-        for (; k < 4 && r + k < end; ++k) {
-          firsts[k] = floor_t - p.half;
-          floor_t += whole;
-          carry += part;
-          if (carry >= p.n_phases) carry -= p.n_phases, ++floor_t;
-        }
-        const int inside = k == 4 && firsts[0] >= 0 && firsts[3] + p.taps <= n_in;
-        if (inside) {
-          const float* const xs[4] = {x + firsts[0], x + firsts[1], x + firsts[2], x + firsts[3]};
-          dot4_inside(y + base + r, table + r * p.taps, xs, p.taps);
-        } else {
-          for (int q = 0; q < k; ++q) {
-            y[base + r + q] = output(dot_inside, table + (r + q) * p.taps, &p, x, n_in, firsts[q]);
-          }
-        }
-        r += k;
+      int k = 0;
+      for (; k < 4 && n + k < n_out; ++k) {
+        rows_k[k] = table + r * p.taps;
+        firsts[k] = floor_t - p.half;
+        floor_t += whole;
+        carry += part;
+        if (carry >= p.n_phases) carry -= p.n_phases, ++floor_t;
+        if (++r == p.n_phases) r = 0;
       }
+      if (k == 4 && firsts[0] >= 0 && firsts[3] + p.taps <= n_in) {
+        const float* const xs[4] = {x + firsts[0], x + firsts[1], x + firsts[2], x + firsts[3]};
+        dot4_inside(y + n, rows_k, xs, p.taps);
+      } else {
+        for (int q = 0; q < k; ++q) {
+          y[n + q] = output(dot_inside, rows_k[q], &p, x, n_in, firsts[q]);
+        }
+      }
+      n += k;
     }
   } else {
     // Too many phases to keep: one phase at a time, its outputs strided by L.

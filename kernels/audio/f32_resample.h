@@ -13,7 +13,9 @@
 // double, rounded to float) into the caller's scratch. When the whole phase table fits in
 // CKW_RESAMPLE_SCRATCH_BYTES (every common rate: 8, 11.025, 22.05, 44.1, 48, 96 kHz ...) outputs
 // are produced in order; otherwise (rates such as 44101 Hz, L = 16000) phase by phase,
-// recomputing one phase's taps at a time. Both orders give identical bits.
+// recomputing one phase's taps at a time. Each output is a dot product with a fixed order
+// (8 interleaved partial sums), so both orders, and the AVX2 path chosen at run time, give
+// identical bits.
 #ifndef CKW_KERNELS_AUDIO_F32_RESAMPLE_H_
 #define CKW_KERNELS_AUDIO_F32_RESAMPLE_H_
 
@@ -26,7 +28,7 @@ extern "C" {
 #define CKW_RESAMPLE_ZERO_CROSSINGS 32
 #define CKW_RESAMPLE_ROLLOFF 0.92
 #define CKW_RESAMPLE_KAISER_BETA 8.0
-#define CKW_RESAMPLE_MAX_RATE 768000  // Hz
+#define CKW_RESAMPLE_MAX_RATE 768000    // Hz
 #define CKW_RESAMPLE_MAX_DOWN_RATIO 64  // sr_in <= 64 * sr_out bounds the taps per output
 // Scratch that serves every supported rate pair (the minimum is one phase's taps).
 #define CKW_RESAMPLE_SCRATCH_BYTES 262144
@@ -41,8 +43,7 @@ extern "C" {
 #define CKW_RESAMPLE_ERR_MIN (-6)
 
 // ceil(n_in * sr_out / sr_in), or a negative CKW_RESAMPLE_ERR_* code.
-int64_t ckw_f32_resample_output_length(int64_t n_in, int64_t sr_in,
-                                       int64_t sr_out);
+int64_t ckw_f32_resample_output_length(int64_t n_in, int64_t sr_in, int64_t sr_out);
 
 // Scratch bytes ckw_f32_resample will use for this call (0 when the rates are equal), at
 // most CKW_RESAMPLE_SCRATCH_BYTES; or a negative CKW_RESAMPLE_ERR_* code.
@@ -52,9 +53,8 @@ int64_t ckw_f32_resample_scratch_bytes(int64_t n_in, int64_t sr_in, int64_t sr_o
 // scratch_bytes >= ckw_f32_resample_scratch_bytes(); CKW_RESAMPLE_SCRATCH_BYTES always
 // suffices. Any scratch size that is accepted gives the same bits.
 // Returns CKW_RESAMPLE_OK or a CKW_RESAMPLE_ERR_* code (nothing written on error).
-int ckw_f32_resample(float* y, int64_t n_out, const float* x, int64_t n_in,
-                     int64_t sr_in, int64_t sr_out, void* scratch,
-                     int64_t scratch_bytes);
+int ckw_f32_resample(float* y, int64_t n_out, const float* x, int64_t n_in, int64_t sr_in,
+                     int64_t sr_out, void* scratch, int64_t scratch_bytes);
 
 // One-line message for any code returned above (never NULL).
 const char* ckw_f32_resample_strerror(int code);

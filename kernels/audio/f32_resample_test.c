@@ -13,6 +13,10 @@
 
 #define TOLERANCE_C 1.0  // contract.tolerance_c in f32_resample.json
 
+// f32_resample__baseline_testonly.c: the same kernel without its AVX2 path.
+int ckw_f32_resample__baseline(float* y, int64_t n_out, const float* x, int64_t n_in, int64_t sr_in,
+                               int64_t sr_out, void* scratch, int64_t scratch_bytes);
+
 static double naive_i0(double x) {
   double sum = 1.0, term = 1.0;
   for (int k = 1; k < 1000 && term > 1e-20 * sum; ++k) {
@@ -29,8 +33,8 @@ static double naive_h(double u) {
   return sinc * naive_i0(beta * sqrt(1.0 - (u / z) * (u / z))) / naive_i0(beta);
 }
 
-static void naive_resample(float* y, int64_t n_out, const float* x, int64_t n_in,
-                           int64_t sr_in, int64_t sr_out) {
+static void naive_resample(float* y, int64_t n_out, const float* x, int64_t n_in, int64_t sr_in,
+                           int64_t sr_out) {
   double fc = CKW_RESAMPLE_ROLLOFF * (sr_out < sr_in ? (double)sr_out / sr_in : 1.0);
   double half_width = CKW_RESAMPLE_ZERO_CROSSINGS / fc;
   for (int64_t n = 0; n < n_out; ++n) {
@@ -85,22 +89,29 @@ static void test_against_naive(void) {
       for (int64_t i = 0; i < n_in; ++i) x[i] = test_rng_float(&rng);
       y[n_out] = 5.0f;
       int rc = run(y, n_out, x, n_in, sr_in, sr_out);
-      EXPECT(rc == 0, "%lld->%lld n=%lld: %s", (long long)sr_in, (long long)sr_out,
-             (long long)n_in, ckw_f32_resample_strerror(rc));
+      EXPECT(rc == 0, "%lld->%lld n=%lld: %s", (long long)sr_in, (long long)sr_out, (long long)n_in,
+             ckw_f32_resample_strerror(rc));
       EXPECT(y[n_out] == 5.0f, "wrote past n_out");
       naive_resample(ref, n_out, x, n_in, sr_in, sr_out);
       char what[96];
       snprintf(what, sizeof what, "resample %lld->%lld n_in=%lld", (long long)sr_in,
                (long long)sr_out, (long long)n_in);
-      EXPECT(ckw_check_close(what, y, ref, n_out, TOLERANCE_C, taps_of(sr_in, sr_out)), "%s",
-             what);
+      EXPECT(ckw_check_close(what, y, ref, n_out, TOLERANCE_C, taps_of(sr_in, sr_out)), "%s", what);
       const int64_t queried = ckw_f32_resample_scratch_bytes(n_in, sr_in, sr_out);
-      EXPECT(queried >= 0 && queried <= CKW_RESAMPLE_SCRATCH_BYTES, "%s: scratch query %lld",
-             what, (long long)queried);
+      EXPECT(queried >= 0 && queried <= CKW_RESAMPLE_SCRATCH_BYTES, "%s: scratch query %lld", what,
+             (long long)queried);
       if (queried > 0) {
         rc = run_with(ref, n_out, x, n_in, sr_in, sr_out, queried);
         EXPECT(rc == 0 && memcmp(ref, y, (size_t)n_out * sizeof *y) == 0,
                "%s: queried scratch differs (rc %d)", what, rc);
+      }
+      {
+        void* scratch = malloc(CKW_RESAMPLE_SCRATCH_BYTES);
+        rc = ckw_f32_resample__baseline(ref, n_out, x, n_in, sr_in, sr_out, scratch,
+                                        CKW_RESAMPLE_SCRATCH_BYTES);
+        free(scratch);
+        EXPECT(rc == 0 && memcmp(ref, y, (size_t)n_out * sizeof *y) == 0,
+               "%s: the baseline (non-AVX2) path differs (rc %d)", what, rc);
       }
       // The phase-by-phase order (least scratch) computes the very same sums.
       rc = run_with(ref, n_out, x, n_in, sr_in, sr_out, min_scratch(sr_in, sr_out));
@@ -138,9 +149,9 @@ static void test_errors(void) {
   char* scratch = (char*)scratch_f;
   EXPECT(ckw_f32_resample_output_length(8, 0, 16000) == CKW_RESAMPLE_ERR_RATE, "rate 0");
   EXPECT(ckw_f32_resample_output_length(8, 16000, -1) == CKW_RESAMPLE_ERR_RATE, "rate < 0");
-  EXPECT(ckw_f32_resample_output_length(8, CKW_RESAMPLE_MAX_RATE + 1, 16000) ==
-             CKW_RESAMPLE_ERR_RATE,
-         "rate too high");
+  EXPECT(
+      ckw_f32_resample_output_length(8, CKW_RESAMPLE_MAX_RATE + 1, 16000) == CKW_RESAMPLE_ERR_RATE,
+      "rate too high");
   EXPECT(ckw_f32_resample_output_length(8, 768000, 11999) == CKW_RESAMPLE_ERR_RATIO,
          "ratio above 64");
   EXPECT(ckw_f32_resample_output_length(-1, 8000, 16000) == CKW_RESAMPLE_ERR_ARGUMENT, "n<0");
@@ -155,16 +166,13 @@ static void test_errors(void) {
   EXPECT(ckw_f32_resample_scratch_bytes(5, 16000, 16000) == 0, "identity needs no scratch");
   EXPECT(ckw_f32_resample_scratch_bytes(100000, 44101, 16000) == min_scratch(44101, 16000),
          "44101 Hz: one phase at a time");
-  EXPECT(ckw_f32_resample(y, 16, x, 8, 8000, 16000, scratch, need - 1) ==
-             CKW_RESAMPLE_ERR_SCRATCH,
+  EXPECT(ckw_f32_resample(y, 16, x, 8, 8000, 16000, scratch, need - 1) == CKW_RESAMPLE_ERR_SCRATCH,
          "scratch too small");
   EXPECT(ckw_f32_resample(y, 16, x, 8, 8000, 16000, NULL, need) == CKW_RESAMPLE_ERR_ARGUMENT,
          "NULL scratch");
-  EXPECT(ckw_f32_resample(y, 16, x, 8, 8000, 16000, scratch + 1, need) ==
-             CKW_RESAMPLE_ERR_ARGUMENT,
+  EXPECT(ckw_f32_resample(y, 16, x, 8, 8000, 16000, scratch + 1, need) == CKW_RESAMPLE_ERR_ARGUMENT,
          "misaligned scratch");
-  EXPECT(ckw_f32_resample(NULL, 16, x, 8, 8000, 16000, scratch, need) ==
-             CKW_RESAMPLE_ERR_ARGUMENT,
+  EXPECT(ckw_f32_resample(NULL, 16, x, 8, 8000, 16000, scratch, need) == CKW_RESAMPLE_ERR_ARGUMENT,
          "NULL y");
   EXPECT(ckw_f32_resample(y, 0, NULL, 0, 8000, 16000, NULL, 0) == 0, "empty is fine");
   for (int c = CKW_RESAMPLE_ERR_MIN; c <= 0; ++c) {

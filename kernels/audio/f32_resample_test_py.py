@@ -45,14 +45,18 @@ def _check(x, sr_in, sr_out, what):
     y = lib.resample(x, sr_in, sr_out)
     assert len(y) == -(-len(x) * sr_out // sr_in)
     n = len(y)
-    idx = np.unique(np.concatenate([np.arange(0, min(n, 3000)), np.arange(n // 2, min(n, n // 2 + 3000)), np.arange(max(0, n - 3000), n)]))
+    idx = np.unique(
+        np.concatenate(
+            [np.arange(0, min(n, 3000)), np.arange(n // 2, min(n, n // 2 + 3000)), np.arange(max(0, n - 3000), n)]
+        )
+    )
     ref = reference(x, sr_in, sr_out, idx)
     tolerance.assert_close(y[idx], ref.astype(np.float32), c=TOLERANCE_C, k=_params(sr_in, sr_out)[2], what=what)
     return y
 
 
 def test_osr_8k_file():
-    x, sr = lib.wav_decode(open(lib.test_audio("formats/OSR_us_000_0034_8k.wav"), "rb").read())
+    x, sr = lib.wav_decode(lib.read_test_audio("formats/OSR_us_000_0034_8k.wav"))
     assert sr == 8000
     y = _check(x, 8000, 16000, "OSR 8k -> 16k")
     # Upsampling by 2 keeps the original samples up to the passband edge (0.85 x 4 kHz): the
@@ -64,7 +68,7 @@ def test_osr_8k_file():
 
 
 def test_stereo_downmix_file():
-    data = open(lib.test_audio("formats/stereo_diarization.wav"), "rb").read()
+    data = lib.read_test_audio("formats/stereo_diarization.wav")
     x, sr = lib.wav_decode(data)
     assert sr == 16000
     np.testing.assert_array_equal(lib.resample(x, 16000, 16000), x)  # identity is a copy

@@ -34,7 +34,7 @@ def test_random_signals(n):
 
 
 def test_jfk_window():
-    audio, _ = lib.wav_decode(open(lib.test_audio("jfk.wav"), "rb").read())
+    audio, _ = lib.wav_decode(lib.read_test_audio("jfk.wav"))
     x = lib.pad_or_truncate(audio, 480000)
     got = lib.stft_power(x)
     tolerance.assert_close(got, whisper_power(x), c=2 * TOLERANCE_C, k=400, what="jfk vs torch")

@@ -5,14 +5,13 @@
 
 #include <stdint.h>
 
-
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define CKW_STFT_N_FFT 400
 #define CKW_STFT_HOP 160
-#define CKW_STFT_N_FREQ 201              // n_fft / 2 + 1 one-sided bins
+#define CKW_STFT_N_FREQ 201                     // n_fft / 2 + 1 one-sided bins
 #define CKW_STFT_TWIDDLES (2 * CKW_STFT_N_FFT)  // floats in the twiddle table
 
 // window[i] = 0.5 - 0.5 cos(2 pi i / 400), i < 400 (periodic Hann, torch.hann_window(400));

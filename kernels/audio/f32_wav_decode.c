@@ -57,9 +57,8 @@ static int parse_fmt(const uint8_t* f, int64_t size, wav_layout* w) {
   }
   if (channels == 0) return CKW_WAV_ERR_NO_CHANNELS;
   if (rate == 0) return CKW_WAV_ERR_NO_SAMPLE_RATE;
-  int bits_ok = format == FORMAT_PCM
-                    ? (bits == 8 || bits == 16 || bits == 24 || bits == 32)
-                    : (bits == 32 || bits == 64);
+  int bits_ok = format == FORMAT_PCM ? (bits == 8 || bits == 16 || bits == 24 || bits == 32)
+                                     : (bits == 32 || bits == 64);
   if (!bits_ok) return CKW_WAV_ERR_BAD_BITS;
   if (block_align != channels * (bits / 8)) return CKW_WAV_ERR_BAD_BLOCK_ALIGN;
   w->format = (int)format;
@@ -142,8 +141,7 @@ static int32_t pcm_at(const uint8_t* p, int64_t bytes) {
       return (int32_t)p[0] - 128;
     case 2:
       return (int16_t)le16(p);
-    case 3:  // the top 24 bits of an int32, shifted back down (arithmetic shift in practice;
-             // division keeps it portable)
+    case 3:  // placed in the top of an int32 for the sign, then divided back down (exact)
       return (int32_t)((uint32_t)p[0] << 8 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 24) / 256;
     default:
       return (int32_t)le32(p);

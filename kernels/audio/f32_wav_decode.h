@@ -16,7 +16,6 @@
 
 #include <stdint.h>
 
-
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -32,29 +31,28 @@ extern "C" {
 #define CKW_WAV_ERR_DUPLICATE_DATA (-8)
 #define CKW_WAV_ERR_NO_FMT (-9)
 #define CKW_WAV_ERR_NO_DATA (-10)
-#define CKW_WAV_ERR_FMT_TOO_SHORT (-11)         // fmt chunk under 16 bytes
-#define CKW_WAV_ERR_EXTENSIBLE_TOO_SHORT (-12)  // EXTENSIBLE fmt under 40 bytes / cbSize < 22
-#define CKW_WAV_ERR_UNSUPPORTED_FORMAT (-13)    // format tag not PCM, IEEE float, EXTENSIBLE
+#define CKW_WAV_ERR_FMT_TOO_SHORT (-11)          // fmt chunk under 16 bytes
+#define CKW_WAV_ERR_EXTENSIBLE_TOO_SHORT (-12)   // EXTENSIBLE fmt under 40 bytes / cbSize < 22
+#define CKW_WAV_ERR_UNSUPPORTED_FORMAT (-13)     // format tag not PCM, IEEE float, EXTENSIBLE
 #define CKW_WAV_ERR_UNSUPPORTED_SUBFORMAT (-14)  // EXTENSIBLE subformat not PCM or float
 #define CKW_WAV_ERR_NO_CHANNELS (-15)
 #define CKW_WAV_ERR_NO_SAMPLE_RATE (-16)
-#define CKW_WAV_ERR_BAD_BITS (-17)              // bits/sample unsupported for the format
-#define CKW_WAV_ERR_BAD_VALID_BITS (-18)        // EXTENSIBLE valid bits > container bits
-#define CKW_WAV_ERR_BAD_BLOCK_ALIGN (-19)       // block align != channels * bytes/sample
-#define CKW_WAV_ERR_DATA_TRUNCATED (-20)        // data chunk runs past the end
-#define CKW_WAV_ERR_DATA_PARTIAL_FRAME (-21)    // data size not a multiple of block align
-#define CKW_WAV_ERR_OUTPUT_TOO_SMALL (-22)      // capacity below the sample count
+#define CKW_WAV_ERR_BAD_BITS (-17)            // bits/sample unsupported for the format
+#define CKW_WAV_ERR_BAD_VALID_BITS (-18)      // EXTENSIBLE valid bits > container bits
+#define CKW_WAV_ERR_BAD_BLOCK_ALIGN (-19)     // block align != channels * bytes/sample
+#define CKW_WAV_ERR_DATA_TRUNCATED (-20)      // data chunk runs past the end
+#define CKW_WAV_ERR_DATA_PARTIAL_FRAME (-21)  // data size not a multiple of block align
+#define CKW_WAV_ERR_OUTPUT_TOO_SMALL (-22)    // capacity below the sample count
 #define CKW_WAV_ERR_MIN (-22)
 
 // Validates the file and reports the mono sample count and the sample rate (Hz). Either
 // output pointer may be NULL. Returns CKW_WAV_OK or a CKW_WAV_ERR_* code.
-int ckw_f32_wav_decode_query(const uint8_t* wav, int64_t n_bytes,
-                             int64_t* n_samples, int64_t* sample_rate);
+int ckw_f32_wav_decode_query(const uint8_t* wav, int64_t n_bytes, int64_t* n_samples,
+                             int64_t* sample_rate);
 
 // Decodes into y[0 .. n_samples), n_samples as reported by the query; capacity is the
 // length of y. Writes nothing on error.
-int ckw_f32_wav_decode(float* y, int64_t capacity,
-                       const uint8_t* wav, int64_t n_bytes);
+int ckw_f32_wav_decode(float* y, int64_t capacity, const uint8_t* wav, int64_t n_bytes);
 
 // One-line message for any return code of the two functions above (never NULL).
 const char* ckw_f32_wav_decode_strerror(int code);

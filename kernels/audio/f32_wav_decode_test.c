@@ -131,8 +131,8 @@ static void test_formats(void) {
           int rc = ckw_f32_wav_decode_query(g_wav, b.n, &n, &sr);
           EXPECT(rc == 0, "case %d tag %d bits %d ch %d: %s", cases, tag, bits, ch,
                  ckw_f32_wav_decode_strerror(rc));
-          EXPECT(n == frames && sr == (int64_t)rate, "case %d: n %lld sr %lld", cases,
-                 (long long)n, (long long)sr);
+          EXPECT(n == frames && sr == (int64_t)rate, "case %d: n %lld sr %lld", cases, (long long)n,
+                 (long long)sr);
           for (int64_t i = 0; i < frames; ++i) {
             double sum = 0.0;
             for (int j = 0; j < ch; ++j) {
@@ -284,9 +284,9 @@ static void test_errors(void) {
   const struct {
     int offset, value, code;
   } ext_cases[] = {
-      {16, 10, CKW_WAV_ERR_EXTENSIBLE_TOO_SHORT},   // cbSize
+      {16, 10, CKW_WAV_ERR_EXTENSIBLE_TOO_SHORT},     // cbSize
       {30, 0x11, CKW_WAV_ERR_UNSUPPORTED_SUBFORMAT},  // GUID tail
-      {24, 2, CKW_WAV_ERR_UNSUPPORTED_SUBFORMAT},   // ADPCM subformat
+      {24, 2, CKW_WAV_ERR_UNSUPPORTED_SUBFORMAT},     // ADPCM subformat
       {18, 20, CKW_WAV_ERR_BAD_VALID_BITS},
   };
   for (size_t i = 0; i < sizeof ext_cases / sizeof ext_cases[0]; ++i) {
@@ -296,8 +296,7 @@ static void test_errors(void) {
     riff_header(&b);
     chunk(&b, "fmt ", e, fs);
     chunk(&b, "data", g_data, 4);
-    EXPECT(query(v, b.n) == ext_cases[i].code, "extensible case %zu: got %d", i,
-           query(v, b.n));
+    EXPECT(query(v, b.n) == ext_cases[i].code, "extensible case %zu: got %d", i, query(v, b.n));
   }
 
   // Every code has its own message; unknown codes get a generic one.

@@ -55,7 +55,7 @@ def test_matches_soundfile(container, subtype, channels):
     ],
 )
 def test_shipped_files(relpath, rate, channels):
-    data = open(lib.test_audio(relpath), "rb").read()
+    data = lib.read_test_audio(relpath)
     got, sr = lib.wav_decode(data)
     assert sr == rate
     with wave.open(io.BytesIO(data)) as w:  # independent of libsndfile
@@ -68,7 +68,7 @@ def test_shipped_files(relpath, rate, channels):
 
 def test_jfk_matches_whisper_scaling():
     # whisper.load_audio reads s16le from ffmpeg and divides by 32768: same numbers.
-    data = open(lib.test_audio("jfk.wav"), "rb").read()
+    data = lib.read_test_audio("jfk.wav")
     got, _ = lib.wav_decode(data)
     with wave.open(io.BytesIO(data)) as w:
         pcm = np.frombuffer(w.readframes(w.getnframes()), np.int16)
@@ -76,7 +76,7 @@ def test_jfk_matches_whisper_scaling():
 
 
 def test_errors_carry_messages():
-    data = open(lib.test_audio("jfk.wav"), "rb").read()
+    data = lib.read_test_audio("jfk.wav")
     with pytest.raises(lib.AudioError, match="truncated") as e:
         lib.wav_decode(data[:1000])
     assert e.value.code == -20

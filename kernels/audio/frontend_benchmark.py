@@ -33,25 +33,31 @@ def best_of(fn, full: bool) -> float:
 
 def main() -> int:
     full = "--benchmark" in sys.argv[1:]
-    cases = [("jfk.wav", "30 s window"), ("jfk.wav", "whole + 30 s pad"), ("formats/michaelandsickmichael.wav", "whole + 30 s pad")]
+    cases = [
+        ("jfk.wav", "30 s window"),
+        ("jfk.wav", "whole + 30 s pad"),
+        ("formats/michaelandsickmichael.wav", "whole + 30 s pad"),
+    ]
     rows = []
     for relpath, mode in cases:
-        data = open(lib.test_audio(relpath), "rb").read()
+        data = lib.read_test_audio(relpath)
         with wave.open(io.BytesIO(data)) as w:
             ch = w.getnchannels()
             pcm = np.frombuffer(w.readframes(w.getnframes()), np.int16).reshape(-1, ch)
         audio = (pcm.astype(np.float64).sum(axis=1) / (32768.0 * ch)).astype(np.float32)
         if mode == "30 s window":
-            def peer():
+
+            def peer(audio=audio):
                 return whisper.audio.log_mel_spectrogram(torch.from_numpy(whisper.pad_or_trim(audio))).numpy()
 
-            def ours():
+            def ours(data=data):
                 return lib.frontend(data, n_samples=N_SAMPLES)
         else:
-            def peer():
+
+            def peer(audio=audio):
                 return whisper.audio.log_mel_spectrogram(torch.from_numpy(audio), padding=N_SAMPLES).numpy()
 
-            def ours():
+            def ours(data=data):
                 return lib.frontend(data, extra_padding=N_SAMPLES)
 
         max_abs, _ = lib.report(f"{relpath} {mode}", ours(), peer())

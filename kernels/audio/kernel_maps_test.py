@@ -33,7 +33,7 @@ def _prototypes(header_text):
     """name -> (return type, [(ctype, arg name)]) for every function declared in the header."""
     text = re.sub(r"//[^\n]*", "", header_text)
     protos = {}
-    for ret, name, params in re.findall(r"^\s*((?:const )?\w+\*?)\s+(ckw_\w+)\(([^)]*)\);", text, re.M):
+    for ret, name, params in re.findall(r"^\s*((?:const )?\w+\*?)\s+(ckw_\w+)\(([^)]*)\);", text, re.MULTILINE):
         args = []
         for p in params.split(","):
             m = re.fullmatch(r"\s*((?:const )?\w+)\s*(\*?)\s*(\w+)\s*", p)

@@ -1,0 +1,62 @@
+"""Greedy tokens from the generated C equal openai-whisper's, token for token, plus EOS.
+
+Same converted weights, fp16=False, temperature 0, without timestamps, on jfk.wav and every
+LibriSpeech clip in @test_audio (flac and wav, 16 kHz). Both sides take the log-mel of the whole
+clip with 30 s of padding (as openai-whisper's transcribe does) and decode its first window.
+The variant comes from --variant (one Bazel target per variant).
+"""
+
+import os
+import sys
+
+import numpy as np
+import pytest
+import torch
+import whisper
+
+from runtime import audio_input, runfiles
+from runtime.decoding import DecodingOptions, greedy_decode
+from runtime.engine import N_FRAMES, Engine
+from tests.e2e import openai_reference
+
+VARIANT = os.environ["CKW_VARIANT"]
+
+
+def _clips():
+    root = runfiles.locate("test_audio", "")
+    with open(os.path.join(root, "librispeech", "MANIFEST.tsv"), encoding="utf-8") as f:
+        names = [line.split("\t")[0] for line in f.read().splitlines()[1:] if line.strip()]
+    clips = ["jfk.wav"] + [f"librispeech/{n}" for n in names]
+    # Bazel test sharding: each shard takes every n-th clip.
+    shards = int(os.environ.get("TEST_TOTAL_SHARDS", "1"))
+    if shards > 1:
+        open(os.environ["TEST_SHARD_STATUS_FILE"], "a").close()
+    return clips[int(os.environ.get("TEST_SHARD_INDEX", "0"))::shards]
+
+
+@pytest.fixture(scope="module")
+def engine():
+    return Engine.from_runfiles(VARIANT)
+
+
+@pytest.mark.parametrize("clip", _clips())
+def test_greedy_tokens_equal_openai_whisper(engine, clip):
+    path = runfiles.locate("test_audio", clip)
+    audio = openai_reference.read_audio_16k(path)
+    ref_model = openai_reference.model(VARIANT)
+    ref_mel = whisper.log_mel_spectrogram(torch.from_numpy(audio), n_mels=ref_model.dims.n_mels,
+                                          padding=whisper.audio.N_SAMPLES)[:, :N_FRAMES]
+    ref = whisper.decode(ref_model, ref_mel, whisper.DecodingOptions(
+        fp16=False, temperature=0.0, without_timestamps=True, language="en"))
+
+    mel = engine.frontend.log_mel(audio_input.load_audio_bytes(path))
+    ours = greedy_decode(engine.decoder, engine.tokenizer, engine.encoder.run(mel[:, :N_FRAMES]),
+                         DecodingOptions(language="en"))
+
+    sample_len = engine.decoder.n_text_ctx // 2
+    ref_ended = len(ref.tokens) < sample_len
+    print(f"{clip}: {len(ours.tokens)} tokens: {ours.text}", file=sys.stderr)
+    assert ours.tokens == ref.tokens, f"{clip}: ours {ours.text!r} vs openai-whisper {ref.text!r}"
+    assert ours.ended_with_eot == ref_ended
+    assert ours.text == ref.text
+    np.testing.assert_allclose(ours.avg_logprob, ref.avg_logprob, atol=1e-3)
