@@ -16,6 +16,11 @@ _I32 = np.ctypeslib.ndpointer(np.int32, flags="C_CONTIGUOUS")
 _U8 = np.ctypeslib.ndpointer(np.uint8, flags="C_CONTIGUOUS")
 _H = ctypes.c_void_p
 
+# Edge inspection (tools/codegen/README.md, "Edge taps"): called after each kernel call with
+# (user, "<node>.<port>", data, rank, shape) per f32 output; data is valid only during the call.
+TAP_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_float), ctypes.c_int64,
+                          ctypes.POINTER(ctypes.c_int64))
+
 _COMMON = {
     "create": ([ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(_H)], ctypes.c_int),
     "free": ([_H], None),
@@ -23,6 +28,7 @@ _COMMON = {
     "last_error": ([_H], ctypes.c_char_p),
     "manifest_sha256": ([], ctypes.c_char_p),
     "dim": ([ctypes.c_char_p], ctypes.c_int64),
+    "set_tap": ([_H, TAP_FN, ctypes.c_void_p], ctypes.c_int),
 }
 _PARTS = {
     "encoder": {"run": ([_H, _F32, _F32], ctypes.c_int)},
@@ -98,6 +104,28 @@ class Handle:
 
     def query(self, name):
         return self.lib.call(name, self.h)
+
+    def set_tap(self, fn=None):
+        """Calls `fn(edge: str, data: np.ndarray)` after every kernel call, once per f32 output
+        (`data` views C memory that is reused once the callback returns: copy what you keep);
+        None disables. An exception in `fn` cannot cross C: the tap goes quiet and the next
+        set_tap call raises it (so disable the tap with set_tap() when done)."""
+        error, self._tap_error = getattr(self, "_tap_error", None), None
+        if fn is None:
+            self._tap = TAP_FN()  # NULL
+        else:
+            def tap(_user, edge, data, rank, shape):
+                if self._tap_error is not None:
+                    return
+                try:
+                    fn(edge.decode(), np.ctypeslib.as_array(data, shape=tuple(shape[i] for i in range(rank))))
+                except BaseException as e:  # noqa: BLE001 (raised by the next set_tap)
+                    self._tap_error = e
+
+            self._tap = TAP_FN(tap)  # kept alive here: C holds only the pointer
+        self("set_tap", self._tap, None)
+        if error is not None:
+            raise error
 
     def close(self):
         if self.h:

@@ -18,11 +18,57 @@ import tokenizers
 
 TIME_PRECISION = 0.02
 
+# Language codes that older tokenizer.json files use -> openai-whisper's code for the same token.
+LEGACY_LANGUAGE_CODES = {"iw": "he"}
+
+
+def _merge_parts(merge) -> List[str]:
+    return merge.split(" ") if isinstance(merge, str) else list(merge)
+
+
+def repair_missing_merges(data: Dict) -> List[str]:
+    """Adds the BPE merges a tokenizer.json lacks; returns them ("left right").
+
+    openai-whisper's vocabularies are rank-ordered byte-level BPE (tiktoken): every multi-byte
+    token is made by merging two lower-ranked tokens, and Hugging Face's `merges` list holds one
+    merge per token in rank (= id) order. Some shipped files drop one (the multilingual base
+    tokenizer.json lacks "Ġ t", so " the" encodes as " " + "the" where openai-whisper has
+    " the"). A token with no merge whose split into two lower-ranked tokens is unique gets its
+    merge back, at its rank position; `data` is edited in place.
+    """
+    model = data.get("model") or {}
+    if model.get("type") != "BPE" or not model.get("merges"):
+        return []
+    vocab: Dict[str, int] = model["vocab"]
+    merges = model["merges"]
+    added = {t["id"] for t in data.get("added_tokens") or []}
+    made = {"".join(_merge_parts(m)) for m in merges}
+    repaired = []
+    for token, rank in sorted(vocab.items(), key=lambda kv: kv[1]):
+        if len(token) < 2 or token in made or rank in added:
+            continue
+        splits = [
+            (token[:k], token[k:])
+            for k in range(1, len(token))
+            if vocab.get(token[:k], rank) < rank and vocab.get(token[k:], rank) < rank
+        ]
+        if len(splits) != 1:
+            continue
+        ranks = [vocab.get("".join(_merge_parts(m)), -1) for m in merges]
+        at = next((i for i, r in enumerate(ranks) if r > rank), len(merges))
+        merge = " ".join(splits[0]) if isinstance(merges[0], str) else list(splits[0])
+        merges.insert(at, merge)
+        repaired.append(" ".join(splits[0]))
+    return repaired
+
 
 class WhisperTokenizer:
     def __init__(self, tokenizer_json: str, model_config: Dict):
         try:
-            self._tok = tokenizers.Tokenizer.from_file(tokenizer_json)
+            with open(tokenizer_json, encoding="utf-8") as f:
+                data = json.load(f)
+            self.repaired_merges: List[str] = repair_missing_merges(data)
+            self._tok = tokenizers.Tokenizer.from_str(json.dumps(data))
         except Exception as e:  # the library raises a bare Exception on a bad file
             raise ValueError(f"{tokenizer_json}: not a readable tokenizer.json ({e}); rebuild the checkpoint") from e
         c = model_config
@@ -38,6 +84,17 @@ class WhisperTokenizer:
         self.n_vocab: int = c["n_vocab"]
         self.is_multilingual: bool = bool(c["is_multilingual"])
         self.language_ids: Dict[str, int] = dict(c.get("language_ids") or {})
+        for legacy, code in LEGACY_LANGUAGE_CODES.items():
+            if legacy in self.language_ids and code not in self.language_ids:
+                self.language_ids[code] = self.language_ids.pop(legacy)
+        # Special tokens as openai-whisper spells them (decode keeps them as text).
+        self._special_text: Dict[int, str] = {}
+        legacy_text = {f"<|{a}|>": f"<|{b}|>" for a, b in LEGACY_LANGUAGE_CODES.items()}
+        for t in range(self.eot, self.timestamp_begin):
+            text = self._tok.id_to_token(t)
+            if text is None:
+                raise ValueError(f"{tokenizer_json}: special token id {t} is missing; rebuild the checkpoint")
+            self._special_text[t] = legacy_text.get(text, text)
         self._checkpoint_suppress = [int(t) for t in c.get("suppress_tokens") or []]
         self._non_speech: Optional[List[int]] = None
 
@@ -55,14 +112,22 @@ class WhisperTokenizer:
         """Text of the ids as openai-whisper's `Tokenizer.decode`: timestamp tokens are dropped,
         other special tokens are kept as their text (`<|en|>`, `<|endoftext|>`), and bytes that
         do not form valid UTF-8 become U+FFFD."""
-        kept = []
+        parts: List[str] = []
+        run: List[int] = []  # text tokens; decoded together so multi-token characters join up
         for t in ids:
             t = int(t)
             if not 0 <= t < self.n_vocab:
                 raise ValueError(f"token id {t} is outside this checkpoint's vocabulary [0, {self.n_vocab})")
-            if t < self.timestamp_begin:
-                kept.append(t)
-        return self._tok.decode(kept, skip_special_tokens=False)
+            if t < self.eot:
+                run.append(t)
+            elif t < self.timestamp_begin:
+                if run:
+                    parts.append(self._tok.decode(run, skip_special_tokens=False))
+                    run = []
+                parts.append(self._special_text[t])
+        if run:
+            parts.append(self._tok.decode(run, skip_special_tokens=False))
+        return "".join(parts)
 
     def is_timestamp(self, token: int) -> bool:
         return self.timestamp_begin <= token < self.n_vocab

@@ -11,6 +11,14 @@
 #include "kernels/activation/f32_softmax.h"
 #include "kernels/common/tolerance.h"
 
+// Built a second time with CKW_TEST_AVX512_EMULATION (the *_avx512emu_test target) to run the
+// AVX-512 template through kernels/activation/avx512_emulation.h on CPUs without AVX-512.
+#ifdef CKW_TEST_AVX512_EMULATION
+void ckw_f32_gelu__avx512emu(float*, const float*, int64_t, int64_t);
+void ckw_f32_softmax__avx512emu(float*, const float*, int64_t, int64_t);
+void ckw_f32_add__avx512emu(float*, const float*, const float*, int64_t, int64_t);
+#endif
+
 #define GELU_C 4.0
 #define SOFTMAX_C 4.0
 #define ADD_C 1.0
@@ -106,6 +114,9 @@ int main(void) {
       {"avx2", ckw_cpu_has_avx2(), ckw_f32_gelu__avx2, ckw_f32_softmax__avx2, ckw_f32_add__avx2},
       {"avx512", ckw_cpu_has_avx512(), ckw_f32_gelu__avx512, ckw_f32_softmax__avx512, ckw_f32_add__avx512},
       {"dispatch", 1, ckw_f32_gelu, ckw_f32_softmax, ckw_f32_add},
+#ifdef CKW_TEST_AVX512_EMULATION
+      {"avx512-emulated", 1, ckw_f32_gelu__avx512emu, ckw_f32_softmax__avx512emu, ckw_f32_add__avx512emu},
+#endif
   };
   const int64_t shapes[][2] = {{1, 1}, {1, 7}, {3, 17}, {2, 64}, {5, 37}, {1, 1500}, {4, 384}, {0, 8}};
   int fails = 0, n = 0;

@@ -93,32 +93,60 @@ CKW_EMU ckw_emu_ps ckw_emu_setr_ps(float a0, float a1, float a2, float a3, float
   CKW_EMU_MAP(v[l]);
 }
 
+// Some intrinsics are macros in GCC's headers (e.g. at -O0): drop those first.
+#undef __m512
 #define __m512 ckw_emu_ps
+#undef __m512i
 #define __m512i ckw_emu_epi32
+#undef _mm512_setzero_ps
 #define _mm512_setzero_ps ckw_emu_setzero_ps
+#undef _mm512_set1_ps
 #define _mm512_set1_ps ckw_emu_set1_ps
+#undef _mm512_loadu_ps
 #define _mm512_loadu_ps ckw_emu_loadu_ps
+#undef _mm512_storeu_ps
 #define _mm512_storeu_ps ckw_emu_storeu_ps
+#undef _mm512_maskz_loadu_ps
 #define _mm512_maskz_loadu_ps ckw_emu_maskz_loadu_ps
+#undef _mm512_mask_storeu_ps
 #define _mm512_mask_storeu_ps ckw_emu_mask_storeu_ps
+#undef _mm512_maskz_mov_ps
 #define _mm512_maskz_mov_ps ckw_emu_maskz_mov_ps
+#undef _mm512_add_ps
 #define _mm512_add_ps ckw_emu_add_ps
+#undef _mm512_sub_ps
 #define _mm512_sub_ps ckw_emu_sub_ps
+#undef _mm512_mul_ps
 #define _mm512_mul_ps ckw_emu_mul_ps
+#undef _mm512_div_ps
 #define _mm512_div_ps ckw_emu_div_ps
+#undef _mm512_max_ps
 #define _mm512_max_ps ckw_emu_max_ps
+#undef _mm512_fmadd_ps
 #define _mm512_fmadd_ps ckw_emu_fmadd_ps
+#undef _mm512_abs_ps
 #define _mm512_abs_ps ckw_emu_abs_ps
+#undef _mm512_mask_blend_ps
 #define _mm512_mask_blend_ps ckw_emu_mask_blend_ps
+#undef _mm512_cmp_ps_mask
 #define _mm512_cmp_ps_mask ckw_emu_cmp_ps_mask
+#undef _mm512_castps512_ps256
 #define _mm512_castps512_ps256 ckw_emu_castps512_ps256
+#undef _mm512_extractf32x8_ps
 #define _mm512_extractf32x8_ps ckw_emu_extractf32x8_ps
+#undef _mm512_roundscale_ps
 #define _mm512_roundscale_ps ckw_emu_roundscale_ps
+#undef _mm512_cvtps_epi32
 #define _mm512_cvtps_epi32 ckw_emu_cvtps_epi32
+#undef _mm512_set1_epi32
 #define _mm512_set1_epi32 ckw_emu_set1_epi32
+#undef _mm512_add_epi32
 #define _mm512_add_epi32 ckw_emu_add_epi32
+#undef _mm512_slli_epi32
 #define _mm512_slli_epi32 ckw_emu_slli_epi32
+#undef _mm512_castsi512_ps
 #define _mm512_castsi512_ps ckw_emu_castsi512_ps
+#undef _mm512_setr_ps
 #define _mm512_setr_ps ckw_emu_setr_ps
 
 #endif  // CKW_KERNELS_ACTIVATION_AVX512_EMULATION_H_

@@ -11,6 +11,12 @@
 #include "kernels/attention/f32_attention.h"
 #include "kernels/common/tolerance.h"
 
+// Built a second time with CKW_TEST_AVX512_EMULATION (the *_avx512emu_test target) to run the
+// AVX-512 template through kernels/activation/avx512_emulation.h on CPUs without AVX-512.
+#ifdef CKW_TEST_AVX512_EMULATION
+void ckw_f32_attention__avx512emu(CKW_F32_ATTENTION_PARAMS);
+#endif
+
 #define TOL_C 8.0  // contract.tolerance_c in f32_attention.json
 
 typedef void (*attn_fn)(CKW_F32_ATTENTION_PARAMS);
@@ -85,7 +91,11 @@ int main(void) {
   } isas[] = {{"scalar", 1, ckw_f32_attention__scalar},
               {"avx2", ckw_cpu_has_avx2(), ckw_f32_attention__avx2},
               {"avx512", ckw_cpu_has_avx512(), ckw_f32_attention__avx512},
-              {"dispatch", 1, ckw_f32_attention}};
+              {"dispatch", 1, ckw_f32_attention},
+#ifdef CKW_TEST_AVX512_EMULATION
+              {"avx512-emulated", 1, ckw_f32_attention__avx512emu},
+#endif
+  };
   // Tq, Tk, H, Dh, cap, q_pos, causal
   const int64_t cases[][7] = {
       {37, 37, 2, 64, 40, 0, 0},     // encoder self-attention (bidirectional)

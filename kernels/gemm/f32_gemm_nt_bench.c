@@ -1,12 +1,11 @@
-#define _POSIX_C_SOURCE 199309L
 // GEMM benchmark. Under `bazel test` it runs each shape once on small sizes as a smoke test;
 // with --benchmark it times Whisper's shapes per ISA path and prints GFLOPS.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "kernels/activation/bench_util.h"
 #include "kernels/activation/cpu.h"
 #include "kernels/gemm/f32_gemm_nt.h"
 #include "kernels/gemm/f32_gemm_nt_bias.h"
@@ -15,20 +14,14 @@
 
 typedef void (*bias_fn)(float*, const float*, const float*, const float*, int64_t, int64_t, int64_t);
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 // Best-of-`reps` seconds for one call (min filters out the other tenants of the machine).
 static double time_call(bias_fn f, float* y, const float* x, const float* w, const float* b, int64_t M,
                         int64_t N, int64_t K, int reps) {
   double best = 1e30;
   for (int i = 0; i < reps; ++i) {
-    double t0 = now();
+    double t0 = ckw_bench_now();
     f(y, x, w, b, M, N, K);
-    double t = now() - t0;
+    double t = ckw_bench_now() - t0;
     if (t < best) best = t;
   }
   return best;
@@ -41,7 +34,7 @@ static void logits_adapter(float* y, const float* x, const float* w, const float
 }
 
 int main(int argc, char** argv) {
-  int bench = argc > 1 && strcmp(argv[1], "--benchmark") == 0;
+  int bench = ckw_bench_requested(argc, argv);
   struct {
     const char* label;
     int64_t M, N, K;
@@ -66,7 +59,7 @@ int main(int argc, char** argv) {
   if (bench) {
     printf("%-24s %5s %6s %5s", "shape", "M", "N", "K");
     for (int p = 0; p < npaths; ++p) printf(" %9s", paths[p].name);
-    printf("   (GFLOPS, best of N, 1 thread; gelu/logits use the dispatching entry)\n");
+    printf("   (GFLOPS by thread CPU time, best of N, 1 thread; gelu/logits: dispatching entry)\n");
   }
   int bad = 0;
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {

@@ -14,6 +14,27 @@
 #include "kernels/gemm/f32_gemm_nt_bias_gelu.h"
 #include "kernels/gemm/f32_gemm_nt_bias_residual.h"
 
+// Built a second time with CKW_TEST_AVX512_EMULATION (the *_avx512emu_test target) to run the
+// AVX-512 template through kernels/activation/avx512_emulation.h on CPUs without AVX-512.
+#ifdef CKW_TEST_AVX512_EMULATION
+#include "kernels/gemm/f32_gemm_nt_core.h"
+void ckw_f32_gemm_nt_core__avx512emu(float*, const float*, const float*, const float*, const float*, int64_t, int64_t,
+                                     int64_t, int);
+static void emu_plain(float* y, const float* x, const float* w, int64_t M, int64_t N, int64_t K) {
+  ckw_f32_gemm_nt_core__avx512emu(y, x, w, NULL, NULL, M, N, K, CKW_GEMM_EPI_PLAIN);
+}
+static void emu_bias(float* y, const float* x, const float* w, const float* b, int64_t M, int64_t N, int64_t K) {
+  ckw_f32_gemm_nt_core__avx512emu(y, x, w, b, NULL, M, N, K, CKW_GEMM_EPI_PLAIN);
+}
+static void emu_gelu(float* y, const float* x, const float* w, const float* b, int64_t M, int64_t N, int64_t K) {
+  ckw_f32_gemm_nt_core__avx512emu(y, x, w, b, NULL, M, N, K, CKW_GEMM_EPI_GELU);
+}
+static void emu_res(float* y, const float* x, const float* w, const float* b, const float* r, int64_t M, int64_t N,
+                    int64_t K) {
+  ckw_f32_gemm_nt_core__avx512emu(y, x, w, b, r, M, N, K, CKW_GEMM_EPI_RESIDUAL);
+}
+#endif
+
 #define TOL_C 8.0  // contract.tolerance_c in the gemm kernel maps
 #define GUARD 37
 #define SENTINEL 12345.0f
@@ -117,6 +138,9 @@ int main(void) {
        ckw_f32_gemm_nt_bias_gelu__avx512, ckw_f32_gemm_nt_bias_residual__avx512},
       {"dispatch", 1, ckw_cpu_has_avx2(), ckw_f32_gemm_nt, ckw_f32_gemm_nt_bias, ckw_f32_gemm_nt_bias_gelu,
        ckw_f32_gemm_nt_bias_residual},
+#ifdef CKW_TEST_AVX512_EMULATION
+      {"avx512-emulated", 1, 1, emu_plain, emu_bias, emu_gelu, emu_res},
+#endif
   };
   // Odd sizes around the tile edges (MR 6/8, NR 16/32, KC 256, MC 144/128), decode M=1, K=1,
   // K spanning several KC slices, M spanning several MC blocks, and empty problems.

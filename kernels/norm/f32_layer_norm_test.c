@@ -9,6 +9,12 @@
 #include "kernels/common/tolerance.h"
 #include "kernels/norm/f32_layer_norm.h"
 
+// Built a second time with CKW_TEST_AVX512_EMULATION (the *_avx512emu_test target) to run the
+// AVX-512 template through kernels/activation/avx512_emulation.h on CPUs without AVX-512.
+#ifdef CKW_TEST_AVX512_EMULATION
+void ckw_f32_layer_norm__avx512emu(float*, const float*, const float*, const float*, int64_t, int64_t, float);
+#endif
+
 #define TOL_C 8.0  // contract.tolerance_c in f32_layer_norm.json
 #define GUARD 5
 #define SENTINEL 999.0f
@@ -70,7 +76,11 @@ int main(void) {
   } isas[] = {{"scalar", 1, ckw_f32_layer_norm__scalar},
               {"avx2", ckw_cpu_has_avx2(), ckw_f32_layer_norm__avx2},
               {"avx512", ckw_cpu_has_avx512(), ckw_f32_layer_norm__avx512},
-              {"dispatch", 1, ckw_f32_layer_norm}};
+              {"dispatch", 1, ckw_f32_layer_norm},
+#ifdef CKW_TEST_AVX512_EMULATION
+              {"avx512-emulated", 1, ckw_f32_layer_norm__avx512emu},
+#endif
+  };
   const int64_t shapes[][2] = {{1, 1}, {1, 7}, {3, 17}, {2, 384}, {5, 37}, {7, 512}, {1, 1000}, {0, 16}};
   int fails = 0, n = 0;
   for (size_t i = 0; i < sizeof isas / sizeof isas[0]; ++i) {

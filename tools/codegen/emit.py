@@ -23,8 +23,21 @@ ERRORS = [
 ]
 
 
+def c_string(text: str) -> str:
+    """A C string literal for `text` (ASCII; backslash, quote and control bytes escaped)."""
+    out = []
+    for ch in text:
+        if ch in '\\"':
+            out.append("\\" + ch)
+        elif " " <= ch <= "~":
+            out.append(ch)
+        else:
+            out.extend(f"\\{b:03o}" for b in ch.encode("utf-8"))
+    return '"' + "".join(out) + '"'
+
+
 def _env() -> jinja2.Environment:
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(_TEMPLATES),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -32,6 +45,8 @@ def _env() -> jinja2.Environment:
         keep_trailing_newline=True,
         autoescape=False,
     )
+    env.filters["c_string"] = c_string
+    return env
 
 
 def dumps(data) -> str:

@@ -122,7 +122,26 @@ class _Lowerer:
         strerror = kernel_attrs.status_strerror(node.kmap.data)
         return {"node": node.name, "kernel": node.kernel, "header": node.kmap.data["header"],
                 "library": node.kmap.data["library"], "status": strerror is not None,
-                "strerror": strerror or "", "guarded": guarded, "args": args}
+                "strerror": strerror or "", "guarded": guarded, "args": args, "taps": self.taps(node)}
+
+    def taps(self, node: Node) -> List[dict]:
+        """The f32 outputs of a call as the edge tap reports them: `<node>.<port>`, the first
+        element and the tensor's shape as C expressions. An output written as a window into a
+        persistent state (a KV-cache append) is reported as the whole cache instance it writes
+        into (the state's full shape); `window` says where on which axis this call's rows start."""
+        result = []
+        for port, tid in sorted(node.outputs.items()):
+            t = self.pg.tensors[tid]
+            if t.dtype != "f32":
+                continue
+            window = None
+            if t.window_offset is not None:
+                spec = node.kmap.data["ports"][port].get("window") or {}
+                window = {"axis": spec.get("axis", 0), "offset": expr.c_text(t.window_offset)}
+            result.append({"edge": f"{node.name}.{port}", "tensor": tid,
+                           "data": self.pointer(tid, "const float *")[0],
+                           "shape": [expr.c_text(d) for d in t.shape], "window": window})
+        return result
 
     def queries(self, node: Node) -> List[dict]:
         """Calls that compute run-time dims; they may read only entry-point inputs and dims."""

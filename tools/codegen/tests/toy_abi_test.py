@@ -1,5 +1,6 @@
 """The generated ABI, end to end on the toy decoder (naive test kernels): manifest check,
-cross-K/V cache facts, self-KV incremental decode equal to a full prefill, error codes."""
+cross-K/V cache facts, self-KV incremental decode equal to a full prefill, error codes, and the
+edge taps (every call's f32 outputs, in call order, with their shapes and values)."""
 
 import ctypes
 import json
@@ -12,7 +13,10 @@ import unittest
 import numpy as np
 
 HERE = "tools/codegen/testdata/toy"
-OK, E_MANIFEST, E_MISSING, E_CROSS, E_FULL = 0, -3, -6, -7, -8
+GENERATED = f"{HERE}/toy_decoder_c"  # plan_<phase>.json of the library under test
+OK, E_ARGUMENT, E_MANIFEST, E_MISSING, E_CROSS, E_FULL = 0, -1, -3, -6, -7, -8
+TAP_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_float), ctypes.c_int64,
+                          ctypes.POINTER(ctypes.c_int64))
 
 
 def load():
@@ -32,6 +36,7 @@ def load():
         "cross_kv_projections": ([h], ctypes.c_int64),
         "strerror": ([ctypes.c_int], ctypes.c_char_p),
         "dim": ([ctypes.c_char_p], ctypes.c_int64),
+        "set_tap": ([h, TAP_FN, ctypes.c_void_p], ctypes.c_int),
     }
     for name, (args, res) in sig.items():
         fn = getattr(lib, P + name)
@@ -39,7 +44,9 @@ def load():
     return lib, P
 
 
-class ToyAbiTest(unittest.TestCase):
+class ToyBase(unittest.TestCase):
+    """The library, a weights file of random values and a manifest beside it."""
+
     @classmethod
     def setUpClass(cls):
         cls.lib, cls.P = load()
@@ -68,6 +75,8 @@ class ToyAbiTest(unittest.TestCase):
         self.addCleanup(self.call, "free", h)
         return h
 
+
+class ToyAbiTest(ToyBase):
     def test_manifest_mismatch_is_refused(self):
         h = ctypes.c_void_p()
         rc = self.call("create", self.weights.encode(), self.bad_manifest.encode(), ctypes.byref(h))
@@ -118,6 +127,167 @@ class ToyAbiTest(unittest.TestCase):
             self.assertEqual(self.call("decode", b, int(seq[i]), one), OK)
             np.testing.assert_allclose(one[0], full[i], rtol=1e-5, atol=1e-5)
         self.assertTrue(np.abs(full).max() > 0)
+
+
+class Recorder:
+    """A tap that copies every reported edge: [(edge, array)] in call order."""
+
+    def __init__(self):
+        self.edges = []
+        self.fn = TAP_FN(self._tap)  # keep a reference: C holds only the pointer
+
+    def _tap(self, user, edge, data, rank, shape):
+        dims = tuple(shape[i] for i in range(rank))
+        self.edges.append((edge.decode(), np.ctypeslib.as_array(data, shape=dims).copy()))
+
+    def names(self):
+        return [e for e, _ in self.edges]
+
+    def get(self, name):
+        found = [a for e, a in self.edges if e == name]
+        assert len(found) == 1, f"{name}: reported {len(found)} times"
+        return found[0]
+
+
+def expected_edges(phase):
+    """`<node>.<port>` for every f32 output of every call the plan lists, in call order; ports
+    from the kernel maps (independent of the tap code the compiler emits)."""
+    maps = {}
+    for name in sorted(os.listdir(f"{HERE}/kernels")):
+        m = json.load(open(f"{HERE}/kernels/{name}"))
+        maps[m["kernel"]] = sorted(p for p, s in m["ports"].items() if s["role"] == "output" and s["dtype"] == "f32")
+    plan = json.load(open(f"{GENERATED}/plan_{phase}.json"))
+    return [f"{c['node']}.{p}" for c in plan["calls"] for p in maps[c["kernel"]]]
+
+
+def layer_norm(x, g, b, eps=1e-5):
+    mu = x.mean(-1, keepdims=True)
+    return (x - mu) / np.sqrt(((x - mu) ** 2).mean(-1, keepdims=True) + eps) * g + b
+
+
+def gelu(x):
+    from math import erf
+
+    return 0.5 * x * (1 + np.vectorize(erf)(x / np.sqrt(2)))
+
+
+def attention(q, k, v, H, causal, q0):
+    """q [T, H*Dh]; k, v [S, H*Dh] (token rows); float64."""
+    T, Dh = q.shape[0], q.shape[1] // H
+    out = np.zeros_like(q)
+    for h in range(H):
+        sl = slice(h * Dh, (h + 1) * Dh)
+        s = q[:, sl] @ k[:, sl].T / np.sqrt(Dh)
+        if causal:
+            s = np.where(np.arange(k.shape[0])[None, :] <= q0 + np.arange(T)[:, None], s, -np.inf)
+        p = np.exp(s - s.max(-1, keepdims=True))
+        out[:, sl] = (p / p.sum(-1, keepdims=True)) @ v[:, sl]
+    return out
+
+
+def toy_reference(weights, manifest, config, tokens, memory):
+    """The toy circuit in numpy (float64): every op output by its edge name, all rows 0..T-1."""
+    W = {t["name"]: np.frombuffer(weights, np.float32, int(np.prod(t["shape"])), t["offset"]).reshape(t["shape"])
+         .astype(np.float64) for t in manifest["tensors"]}
+    lin = lambda x, p: x @ W[p + ".w"].T + W[p + ".b"]  # noqa: E731
+    H = config["n_head"]
+    edges = {"embed.y": W["embed.tokens"][tokens] + W["embed.positions"][: len(tokens)]}
+    x = edges["embed.y"]
+    mem = memory.astype(np.float64)
+    for i in range(config["n_layer"]):
+        b = f"blocks.{i}"
+        n = edges[f"{b}.norm.y"] = layer_norm(x, W[f"{b}.norm.g"], W[f"{b}.norm.b"])
+        k = edges[f"{b}.k_proj.y"] = lin(n, f"{b}.k")
+        v = edges[f"{b}.v_proj.y"] = lin(n, f"{b}.v")
+        q = edges[f"{b}.q_proj.y"] = lin(n, f"{b}.q")
+        ck = edges[f"{b}.cross_k_proj.y"] = lin(mem, f"{b}.xk")
+        cv = edges[f"{b}.cross_v_proj.y"] = lin(mem, f"{b}.xv")
+        a = edges[f"{b}.self_attn.y"] = attention(q, k, v, H, True, 0)
+        c = edges[f"{b}.cross_attn.y"] = attention(a, ck, cv, H, False, 0)
+        x = edges[f"{b}.mlp.y"] = gelu(lin(c, f"{b}.mlp"))
+    edges["logits.y"] = x @ W["embed.tokens"].T
+    return edges
+
+
+def head_major(rows, H, capacity, first_row=0):
+    """Token rows [T, H*Dh] placed at rows first_row.. of a zeroed [H, capacity, Dh] cache."""
+    T, Dh = rows.shape[0], rows.shape[1] // H
+    cache = np.zeros((H, capacity, Dh))
+    cache[:, first_row:first_row + T] = rows.reshape(T, H, Dh).transpose(1, 0, 2)
+    return cache
+
+
+class ToyTapTest(ToyBase):
+    """set_tap: every call's f32 outputs, named `<node>.<port>`, with the right shapes and values."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.manifest = json.load(open(f"{HERE}/manifest.json"))
+        cls.config = {k: cls.call_static("dim", k.encode()) for k in ("n_head", "n_layer", "ctx", "n_vocab", "mem_len")}
+        cls.memory = np.random.default_rng(3).standard_normal((cls.config["mem_len"], 8)).astype(np.float32)
+        cls.tokens = np.array([3, 1, 4, 1, 5], np.int32)
+        cls.ref = toy_reference(open(cls.weights, "rb").read(), cls.manifest, cls.config, cls.tokens, cls.memory)
+
+    @classmethod
+    def call_static(cls, name, *args):
+        return getattr(cls.lib, cls.P + name)(*args)
+
+    def assert_edge(self, rec, name, want):
+        got = rec.get(name)
+        self.assertEqual(got.shape, want.shape, name)
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=name)
+
+    def test_prefill_reports_every_output_with_shape_and_value(self):
+        h = self.handle()
+        rec = Recorder()
+        self.assertEqual(self.call("set_tap", h, rec.fn, None), OK)
+        self.call("set_memory", h, self.memory)
+        T, H, C = 3, self.config["n_head"], self.config["ctx"]
+        logits = np.zeros((T, self.config["n_vocab"]), np.float32)
+        self.assertEqual(self.call("prefill", h, self.tokens[:T], T, logits), OK)
+        self.assertEqual(rec.names(), expected_edges("prefill"))
+        ref = self.ref
+        for name, want in ref.items():
+            mem_rows = ".cross_" in name and "_proj." in name
+            self.assert_edge(rec, name, want if mem_rows else want[:T])
+        for i in range(self.config["n_layer"]):
+            # Cache writes: the whole (zero-initialised) cache instance, this call's rows in place.
+            self.assert_edge(rec, f"state:self_k[{i},0]<-head_major.y", head_major(ref[f"blocks.{i}.k_proj.y"][:T], H, C))
+            self.assert_edge(rec, f"state:self_v[{i},0]<-head_major.y", head_major(ref[f"blocks.{i}.v_proj.y"][:T], H, C))
+            mem = self.config["mem_len"]
+            self.assert_edge(rec, f"state:cross_k[{i},0]<-head_major.y", head_major(ref[f"blocks.{i}.cross_k_proj.y"], H, mem))
+            self.assert_edge(rec, f"state:cross_v[{i},0]<-head_major.y", head_major(ref[f"blocks.{i}.cross_v_proj.y"], H, mem))
+        np.testing.assert_array_equal(rec.get("logits.y"), logits)  # the caller's buffer itself
+
+    def test_decode_reports_rows_of_the_step_and_the_cache_view(self):
+        h = self.handle()
+        self.call("set_memory", h, self.memory)
+        V, H, C = self.config["n_vocab"], self.config["n_head"], self.config["ctx"]
+        self.assertEqual(self.call("prefill", h, self.tokens[:3], 3, np.zeros((3, V), np.float32)), OK)
+        rec = Recorder()
+        self.call("set_tap", h, rec.fn, None)
+        self.assertEqual(self.call("decode", h, int(self.tokens[3]), np.zeros((1, V), np.float32)), OK)
+        self.assertEqual(rec.names(), expected_edges("decode"))  # no cross projections: cached
+        for name, want in self.ref.items():
+            if ".cross_" in name and "_proj." in name:
+                continue
+            self.assert_edge(rec, name, want[3:4])
+        for i in range(self.config["n_layer"]):
+            k = rec.get(f"state:self_k[{i},0]<-head_major.y")
+            self.assertEqual(k.shape, (H, C, 8 // H))
+            np.testing.assert_allclose(k, head_major(self.ref[f"blocks.{i}.k_proj.y"][:4], H, C), rtol=1e-4, atol=1e-4)
+
+    def test_null_disables_and_handle_is_required(self):
+        h = self.handle()
+        rec = Recorder()
+        self.assertEqual(self.call("set_tap", h, rec.fn, None), OK)
+        self.assertEqual(self.call("set_tap", h, TAP_FN(), None), OK)  # TAP_FN(): a NULL function pointer
+        self.call("set_memory", h, self.memory)
+        V = self.config["n_vocab"]
+        self.assertEqual(self.call("prefill", h, self.tokens[:2], 2, np.zeros((2, V), np.float32)), OK)
+        self.assertEqual(rec.edges, [])
+        self.assertEqual(self.call("set_tap", None, rec.fn, None), E_ARGUMENT)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,8 @@ struct ckw_toy_decoder_handle {
   int cross_kv_valid;
   int64_t cross_kv_projections;
   size_t arena_bytes;
+  ckw_toy_decoder_tap_fn tap;  // edge inspection: called after each call with its f32 outputs; NULL: off
+  void *tap_user;
   int kernel_status;  // last failing kernel's code and message (E_KERNEL)
   const char *kernel_error;
 };
@@ -211,6 +213,13 @@ API void ckw_toy_decoder_free(ckw_toy_decoder_handle *h) {
   free(h);
 }
 
+API int ckw_toy_decoder_set_tap(ckw_toy_decoder_handle *h, ckw_toy_decoder_tap_fn fn, void *user) {
+  if (!h) return CKW_TOY_DECODER_E_ARGUMENT;
+  h->tap = fn;
+  h->tap_user = fn ? user : NULL;
+  return CKW_TOY_DECODER_OK;
+}
+
 API int ckw_toy_decoder_set_memory(ckw_toy_decoder_handle *h, const float *memory) {
   if (!h || !memory) return CKW_TOY_DECODER_E_ARGUMENT;
   memcpy(h->state + 0, memory, 160);
@@ -238,9 +247,13 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
   uint8_t *const arena = h->arena;
   uint8_t *const state = h->state;
   const uint8_t *const weights = h->weights;
+  const ckw_toy_decoder_tap_fn tap = h->tap;  // edge inspection: NULL costs one untaken branch per call
+  void *const tap_user = h->tap_user;
   (void)arena;
   (void)state;
   (void)weights;
+  (void)tap;
+  (void)tap_user;
   (void)pos;
   if (!h->cross_kv_valid) {  // project the encoder memory once; decode steps reuse it
     // blocks.0.cross_k_proj
@@ -253,6 +266,9 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
         8,  // N: dim N
         8  // K: dim K
     );
+    if (tap) {
+      tap(tap_user, "blocks.0.cross_k_proj.y", (const float *)(arena + 0), 2, (const int64_t[]){5, 8});
+    }
 
     // state:cross_k[0,0]<-head_major
     ckw_f32_token_to_head_major(
@@ -264,6 +280,9 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
         5,  // C: dim C
         0  // row0: dim R0
     );
+    if (tap) {
+      tap(tap_user, "state:cross_k[0,0]<-head_major.y", (const float *)(state + 192), 3, (const int64_t[]){2, 5, 4});
+    }
 
     // blocks.0.cross_v_proj
     ckw_f32_gemm_nt_bias(
@@ -275,6 +294,9 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
         8,  // N: dim N
         8  // K: dim K
     );
+    if (tap) {
+      tap(tap_user, "blocks.0.cross_v_proj.y", (const float *)(arena + 0), 2, (const int64_t[]){5, 8});
+    }
 
     // state:cross_v[0,0]<-head_major
     ckw_f32_token_to_head_major(
@@ -286,6 +308,9 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
         5,  // C: dim C
         0  // row0: dim R0
     );
+    if (tap) {
+      tap(tap_user, "state:cross_v[0,0]<-head_major.y", (const float *)(state + 576), 3, (const int64_t[]){2, 5, 4});
+    }
 
     // blocks.1.cross_k_proj
     ckw_f32_gemm_nt_bias(
@@ -297,6 +322,9 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
         8,  // N: dim N
         8  // K: dim K
     );
+    if (tap) {
+      tap(tap_user, "blocks.1.cross_k_proj.y", (const float *)(arena + 0), 2, (const int64_t[]){5, 8});
+    }
 
     // state:cross_k[1,0]<-head_major
     ckw_f32_token_to_head_major(
@@ -308,6 +336,9 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
         5,  // C: dim C
         0  // row0: dim R0
     );
+    if (tap) {
+      tap(tap_user, "state:cross_k[1,0]<-head_major.y", (const float *)(state + 384), 3, (const int64_t[]){2, 5, 4});
+    }
 
     // blocks.1.cross_v_proj
     ckw_f32_gemm_nt_bias(
@@ -319,6 +350,9 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
         8,  // N: dim N
         8  // K: dim K
     );
+    if (tap) {
+      tap(tap_user, "blocks.1.cross_v_proj.y", (const float *)(arena + 0), 2, (const int64_t[]){5, 8});
+    }
 
     // state:cross_v[1,0]<-head_major
     ckw_f32_token_to_head_major(
@@ -330,6 +364,9 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
         5,  // C: dim C
         0  // row0: dim R0
     );
+    if (tap) {
+      tap(tap_user, "state:cross_v[1,0]<-head_major.y", (const float *)(state + 768), 3, (const int64_t[]){2, 5, 4});
+    }
 
     h->cross_kv_valid = 1;
     h->cross_kv_projections += 1;
@@ -344,6 +381,9 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
       8,  // D: dim D
       0  // offset: dim offset
   );
+  if (tap) {
+    tap(tap_user, "embed.y", (const float *)(arena + 0), 2, (const int64_t[]){n_tokens, 8});
+  }
 
   // blocks.0.norm
   ckw_f32_layer_norm(
@@ -355,6 +395,9 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
       8,  // D: dim D
       1e-05f  // eps: attr eps
   );
+  if (tap) {
+    tap(tap_user, "blocks.0.norm.y", (const float *)(arena + 192), 2, (const int64_t[]){n_tokens, 8});
+  }
 
   // blocks.0.k_proj
   ckw_f32_gemm_nt_bias(
@@ -366,6 +409,9 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
       8,  // N: dim N
       8  // K: dim K
   );
+  if (tap) {
+    tap(tap_user, "blocks.0.k_proj.y", (const float *)(arena + 0), 2, (const int64_t[]){n_tokens, 8});
+  }
 
   // state:self_k[0,0]<-head_major
   ckw_f32_token_to_head_major(
@@ -377,6 +423,10 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
       6,  // C: dim C
       0  // row0: dim R0
   );
+  if (tap) {
+    // whole cache view; this call wrote from row 0 on axis 1
+    tap(tap_user, "state:self_k[0,0]<-head_major.y", (const float *)(state + 960), 3, (const int64_t[]){2, 6, 4});
+  }
 
   // blocks.0.v_proj
   ckw_f32_gemm_nt_bias(
@@ -388,6 +438,9 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
       8,  // N: dim N
       8  // K: dim K
   );
+  if (tap) {
+    tap(tap_user, "blocks.0.v_proj.y", (const float *)(arena + 0), 2, (const int64_t[]){n_tokens, 8});
+  }
 
   // state:self_v[0,0]<-head_major
   ckw_f32_token_to_head_major(
@@ -399,6 +452,10 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
       6,  // C: dim C
       0  // row0: dim R0
   );
+  if (tap) {
+    // whole cache view; this call wrote from row 0 on axis 1
+    tap(tap_user, "state:self_v[0,0]<-head_major.y", (const float *)(state + 1344), 3, (const int64_t[]){2, 6, 4});
+  }
 
   // blocks.0.q_proj
   ckw_f32_gemm_nt_bias(
@@ -410,6 +467,9 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
       8,  // N: dim N
       8  // K: dim K
   );
+  if (tap) {
+    tap(tap_user, "blocks.0.q_proj.y", (const float *)(arena + 0), 2, (const int64_t[]){n_tokens, 8});
+  }
 
   // blocks.0.self_attn
   ckw_f32_attention(
@@ -426,6 +486,9 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
       1,  // causal: attr causal
       (float *)(arena + 384)  // scores: scratch 144 bytes
   );
+  if (tap) {
+    tap(tap_user, "blocks.0.self_attn.y", (const float *)(arena + 192), 2, (const int64_t[]){n_tokens, 8});
+  }
 
   // blocks.0.cross_attn
   ckw_f32_attention(
@@ -442,6 +505,9 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
       0,  // causal: attr causal
       (float *)(arena + 384)  // scores: scratch 120 bytes
   );
+  if (tap) {
+    tap(tap_user, "blocks.0.cross_attn.y", (const float *)(arena + 0), 2, (const int64_t[]){n_tokens, 8});
+  }
 
   // blocks.0.mlp
   ckw_f32_gemm_nt_bias_gelu(
@@ -453,6 +519,9 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
       8,  // N: dim N
       8  // K: dim K
   );
+  if (tap) {
+    tap(tap_user, "blocks.0.mlp.y", (const float *)(arena + 192), 2, (const int64_t[]){n_tokens, 8});
+  }
 
   // blocks.1.norm
   ckw_f32_layer_norm(
@@ -464,6 +533,9 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
       8,  // D: dim D
       1e-05f  // eps: attr eps
   );
+  if (tap) {
+    tap(tap_user, "blocks.1.norm.y", (const float *)(arena + 0), 2, (const int64_t[]){n_tokens, 8});
+  }
 
   // blocks.1.k_proj
   ckw_f32_gemm_nt_bias(
@@ -475,6 +547,9 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
       8,  // N: dim N
       8  // K: dim K
   );
+  if (tap) {
+    tap(tap_user, "blocks.1.k_proj.y", (const float *)(arena + 192), 2, (const int64_t[]){n_tokens, 8});
+  }
 
   // state:self_k[1,0]<-head_major
   ckw_f32_token_to_head_major(
@@ -486,6 +561,10 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
       6,  // C: dim C
       0  // row0: dim R0
   );
+  if (tap) {
+    // whole cache view; this call wrote from row 0 on axis 1
+    tap(tap_user, "state:self_k[1,0]<-head_major.y", (const float *)(state + 1152), 3, (const int64_t[]){2, 6, 4});
+  }
 
   // blocks.1.v_proj
   ckw_f32_gemm_nt_bias(
@@ -497,6 +576,9 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
       8,  // N: dim N
       8  // K: dim K
   );
+  if (tap) {
+    tap(tap_user, "blocks.1.v_proj.y", (const float *)(arena + 192), 2, (const int64_t[]){n_tokens, 8});
+  }
 
   // state:self_v[1,0]<-head_major
   ckw_f32_token_to_head_major(
@@ -508,6 +590,10 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
       6,  // C: dim C
       0  // row0: dim R0
   );
+  if (tap) {
+    // whole cache view; this call wrote from row 0 on axis 1
+    tap(tap_user, "state:self_v[1,0]<-head_major.y", (const float *)(state + 1536), 3, (const int64_t[]){2, 6, 4});
+  }
 
   // blocks.1.q_proj
   ckw_f32_gemm_nt_bias(
@@ -519,6 +605,9 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
       8,  // N: dim N
       8  // K: dim K
   );
+  if (tap) {
+    tap(tap_user, "blocks.1.q_proj.y", (const float *)(arena + 192), 2, (const int64_t[]){n_tokens, 8});
+  }
 
   // blocks.1.self_attn
   ckw_f32_attention(
@@ -535,6 +624,9 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
       1,  // causal: attr causal
       (float *)(arena + 384)  // scores: scratch 144 bytes
   );
+  if (tap) {
+    tap(tap_user, "blocks.1.self_attn.y", (const float *)(arena + 0), 2, (const int64_t[]){n_tokens, 8});
+  }
 
   // blocks.1.cross_attn
   ckw_f32_attention(
@@ -551,6 +643,9 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
       0,  // causal: attr causal
       (float *)(arena + 384)  // scores: scratch 120 bytes
   );
+  if (tap) {
+    tap(tap_user, "blocks.1.cross_attn.y", (const float *)(arena + 192), 2, (const int64_t[]){n_tokens, 8});
+  }
 
   // blocks.1.mlp
   ckw_f32_gemm_nt_bias_gelu(
@@ -562,6 +657,9 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
       8,  // N: dim N
       8  // K: dim K
   );
+  if (tap) {
+    tap(tap_user, "blocks.1.mlp.y", (const float *)(arena + 0), 2, (const int64_t[]){n_tokens, 8});
+  }
 
   // logits
   ckw_f32_logits(
@@ -572,6 +670,9 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
       11,  // V: dim V
       8  // D: dim D
   );
+  if (tap) {
+    tap(tap_user, "logits.y", (const float *)logits, 2, (const int64_t[]){n_tokens, 11});
+  }
 
   h->position = 0 + n_tokens;
   return CKW_TOY_DECODER_OK;
@@ -587,9 +688,13 @@ API int ckw_toy_decoder_decode(ckw_toy_decoder_handle *h, int32_t tokens, float 
   uint8_t *const arena = h->arena;
   uint8_t *const state = h->state;
   const uint8_t *const weights = h->weights;
+  const ckw_toy_decoder_tap_fn tap = h->tap;  // edge inspection: NULL costs one untaken branch per call
+  void *const tap_user = h->tap_user;
   (void)arena;
   (void)state;
   (void)weights;
+  (void)tap;
+  (void)tap_user;
   (void)n_tokens;
   (void)pos;
   // embed
@@ -602,6 +707,9 @@ API int ckw_toy_decoder_decode(ckw_toy_decoder_handle *h, int32_t tokens, float 
       8,  // D: dim D
       pos  // offset: dim offset
   );
+  if (tap) {
+    tap(tap_user, "embed.y", (const float *)(arena + 0), 2, (const int64_t[]){1, 8});
+  }
 
   // blocks.0.norm
   ckw_f32_layer_norm(
@@ -613,6 +721,9 @@ API int ckw_toy_decoder_decode(ckw_toy_decoder_handle *h, int32_t tokens, float 
       8,  // D: dim D
       1e-05f  // eps: attr eps
   );
+  if (tap) {
+    tap(tap_user, "blocks.0.norm.y", (const float *)(arena + 64), 2, (const int64_t[]){1, 8});
+  }
 
   // blocks.0.k_proj
   ckw_f32_gemm_nt_bias(
@@ -624,6 +735,9 @@ API int ckw_toy_decoder_decode(ckw_toy_decoder_handle *h, int32_t tokens, float 
       8,  // N: dim N
       8  // K: dim K
   );
+  if (tap) {
+    tap(tap_user, "blocks.0.k_proj.y", (const float *)(arena + 0), 2, (const int64_t[]){1, 8});
+  }
 
   // state:self_k[0,0]<-head_major
   ckw_f32_token_to_head_major(
@@ -635,6 +749,10 @@ API int ckw_toy_decoder_decode(ckw_toy_decoder_handle *h, int32_t tokens, float 
       6,  // C: dim C
       pos  // row0: dim R0
   );
+  if (tap) {
+    // whole cache view; this call wrote from row pos on axis 1
+    tap(tap_user, "state:self_k[0,0]<-head_major.y", (const float *)(state + 960), 3, (const int64_t[]){2, 6, 4});
+  }
 
   // blocks.0.v_proj
   ckw_f32_gemm_nt_bias(
@@ -646,6 +764,9 @@ API int ckw_toy_decoder_decode(ckw_toy_decoder_handle *h, int32_t tokens, float 
       8,  // N: dim N
       8  // K: dim K
   );
+  if (tap) {
+    tap(tap_user, "blocks.0.v_proj.y", (const float *)(arena + 0), 2, (const int64_t[]){1, 8});
+  }
 
   // state:self_v[0,0]<-head_major
   ckw_f32_token_to_head_major(
@@ -657,6 +778,10 @@ API int ckw_toy_decoder_decode(ckw_toy_decoder_handle *h, int32_t tokens, float 
       6,  // C: dim C
       pos  // row0: dim R0
   );
+  if (tap) {
+    // whole cache view; this call wrote from row pos on axis 1
+    tap(tap_user, "state:self_v[0,0]<-head_major.y", (const float *)(state + 1344), 3, (const int64_t[]){2, 6, 4});
+  }
 
   // blocks.0.q_proj
   ckw_f32_gemm_nt_bias(
@@ -668,6 +793,9 @@ API int ckw_toy_decoder_decode(ckw_toy_decoder_handle *h, int32_t tokens, float 
       8,  // N: dim N
       8  // K: dim K
   );
+  if (tap) {
+    tap(tap_user, "blocks.0.q_proj.y", (const float *)(arena + 0), 2, (const int64_t[]){1, 8});
+  }
 
   // blocks.0.self_attn
   ckw_f32_attention(
@@ -684,6 +812,9 @@ API int ckw_toy_decoder_decode(ckw_toy_decoder_handle *h, int32_t tokens, float 
       1,  // causal: attr causal
       (float *)(arena + 128)  // scores: scratch 24 bytes
   );
+  if (tap) {
+    tap(tap_user, "blocks.0.self_attn.y", (const float *)(arena + 64), 2, (const int64_t[]){1, 8});
+  }
 
   // blocks.0.cross_attn
   ckw_f32_attention(
@@ -700,6 +831,9 @@ API int ckw_toy_decoder_decode(ckw_toy_decoder_handle *h, int32_t tokens, float 
       0,  // causal: attr causal
       (float *)(arena + 128)  // scores: scratch 20 bytes
   );
+  if (tap) {
+    tap(tap_user, "blocks.0.cross_attn.y", (const float *)(arena + 0), 2, (const int64_t[]){1, 8});
+  }
 
   // blocks.0.mlp
   ckw_f32_gemm_nt_bias_gelu(
@@ -711,6 +845,9 @@ API int ckw_toy_decoder_decode(ckw_toy_decoder_handle *h, int32_t tokens, float 
       8,  // N: dim N
       8  // K: dim K
   );
+  if (tap) {
+    tap(tap_user, "blocks.0.mlp.y", (const float *)(arena + 64), 2, (const int64_t[]){1, 8});
+  }
 
   // blocks.1.norm
   ckw_f32_layer_norm(
@@ -722,6 +859,9 @@ API int ckw_toy_decoder_decode(ckw_toy_decoder_handle *h, int32_t tokens, float 
       8,  // D: dim D
       1e-05f  // eps: attr eps
   );
+  if (tap) {
+    tap(tap_user, "blocks.1.norm.y", (const float *)(arena + 0), 2, (const int64_t[]){1, 8});
+  }
 
   // blocks.1.k_proj
   ckw_f32_gemm_nt_bias(
@@ -733,6 +873,9 @@ API int ckw_toy_decoder_decode(ckw_toy_decoder_handle *h, int32_t tokens, float 
       8,  // N: dim N
       8  // K: dim K
   );
+  if (tap) {
+    tap(tap_user, "blocks.1.k_proj.y", (const float *)(arena + 64), 2, (const int64_t[]){1, 8});
+  }
 
   // state:self_k[1,0]<-head_major
   ckw_f32_token_to_head_major(
@@ -744,6 +887,10 @@ API int ckw_toy_decoder_decode(ckw_toy_decoder_handle *h, int32_t tokens, float 
       6,  // C: dim C
       pos  // row0: dim R0
   );
+  if (tap) {
+    // whole cache view; this call wrote from row pos on axis 1
+    tap(tap_user, "state:self_k[1,0]<-head_major.y", (const float *)(state + 1152), 3, (const int64_t[]){2, 6, 4});
+  }
 
   // blocks.1.v_proj
   ckw_f32_gemm_nt_bias(
@@ -755,6 +902,9 @@ API int ckw_toy_decoder_decode(ckw_toy_decoder_handle *h, int32_t tokens, float 
       8,  // N: dim N
       8  // K: dim K
   );
+  if (tap) {
+    tap(tap_user, "blocks.1.v_proj.y", (const float *)(arena + 64), 2, (const int64_t[]){1, 8});
+  }
 
   // state:self_v[1,0]<-head_major
   ckw_f32_token_to_head_major(
@@ -766,6 +916,10 @@ API int ckw_toy_decoder_decode(ckw_toy_decoder_handle *h, int32_t tokens, float 
       6,  // C: dim C
       pos  // row0: dim R0
   );
+  if (tap) {
+    // whole cache view; this call wrote from row pos on axis 1
+    tap(tap_user, "state:self_v[1,0]<-head_major.y", (const float *)(state + 1536), 3, (const int64_t[]){2, 6, 4});
+  }
 
   // blocks.1.q_proj
   ckw_f32_gemm_nt_bias(
@@ -777,6 +931,9 @@ API int ckw_toy_decoder_decode(ckw_toy_decoder_handle *h, int32_t tokens, float 
       8,  // N: dim N
       8  // K: dim K
   );
+  if (tap) {
+    tap(tap_user, "blocks.1.q_proj.y", (const float *)(arena + 64), 2, (const int64_t[]){1, 8});
+  }
 
   // blocks.1.self_attn
   ckw_f32_attention(
@@ -793,6 +950,9 @@ API int ckw_toy_decoder_decode(ckw_toy_decoder_handle *h, int32_t tokens, float 
       1,  // causal: attr causal
       (float *)(arena + 128)  // scores: scratch 24 bytes
   );
+  if (tap) {
+    tap(tap_user, "blocks.1.self_attn.y", (const float *)(arena + 0), 2, (const int64_t[]){1, 8});
+  }
 
   // blocks.1.cross_attn
   ckw_f32_attention(
@@ -809,6 +969,9 @@ API int ckw_toy_decoder_decode(ckw_toy_decoder_handle *h, int32_t tokens, float 
       0,  // causal: attr causal
       (float *)(arena + 128)  // scores: scratch 20 bytes
   );
+  if (tap) {
+    tap(tap_user, "blocks.1.cross_attn.y", (const float *)(arena + 64), 2, (const int64_t[]){1, 8});
+  }
 
   // blocks.1.mlp
   ckw_f32_gemm_nt_bias_gelu(
@@ -820,6 +983,9 @@ API int ckw_toy_decoder_decode(ckw_toy_decoder_handle *h, int32_t tokens, float 
       8,  // N: dim N
       8  // K: dim K
   );
+  if (tap) {
+    tap(tap_user, "blocks.1.mlp.y", (const float *)(arena + 0), 2, (const int64_t[]){1, 8});
+  }
 
   // logits
   ckw_f32_logits(
@@ -830,6 +996,9 @@ API int ckw_toy_decoder_decode(ckw_toy_decoder_handle *h, int32_t tokens, float 
       11,  // V: dim V
       8  // D: dim D
   );
+  if (tap) {
+    tap(tap_user, "logits.y", (const float *)logits, 2, (const int64_t[]){1, 11});
+  }
 
   h->position = pos + 1;
   return CKW_TOY_DECODER_OK;

@@ -43,6 +43,21 @@ const char *ckw_toy_decoder_last_error(const ckw_toy_decoder_handle *h);
 // A resolved circuit dim by name (e.g. "n_vocab"), or -1 when there is none.
 int64_t ckw_toy_decoder_dim(const char *name);
 
+// Edge inspection. After every kernel call of an entry point (circuit ops and the layout
+// converters the compiler inserted, in call order) the handle's tap, when set, is called once
+// per f32 output of that call:
+//   edge:  "<node>.<port>", e.g. "blocks.0.q_proj.y" (converters: "<consumer>:<port><-<layout>.<port>")
+//   data:  the output as the call left it, valid only during the callback (the arena is reused);
+//          an output written as a window into persistent state (a KV-cache append) is reported
+//          as the whole cache instance it writes into, with the cache's full shape
+//   shape: rank dims, row-major, as the kernel sees the tensor
+// Calls that an entry point skips (e.g. cached cross-K/V projections) report nothing.
+typedef void (*ckw_toy_decoder_tap_fn)(void *user, const char *edge, const float *data, int64_t rank,
+                                       const int64_t *shape);
+// Sets the tap (NULL disables it; then each call costs one untaken branch). Returns CKW_TOY_DECODER_OK,
+// or CKW_TOY_DECODER_E_ARGUMENT without a handle.
+int ckw_toy_decoder_set_tap(ckw_toy_decoder_handle *h, ckw_toy_decoder_tap_fn fn, void *user);
+
 // Copies memory [5, 8] into the handle. Invalidates the cross-K/V cache:
 // the next prefill projects it again; decode fails until then.
 int ckw_toy_decoder_set_memory(ckw_toy_decoder_handle *h, const float *memory);
