@@ -8,7 +8,7 @@ import unittest
 
 import numpy as np
 
-from models.whisper.tests import abi
+from runtime import abi
 
 ARGS = dict(a.split("=", 1) for a in sys.argv[1:] if "=" in a)
 VARIANTS = ("tiny", "base")
@@ -21,7 +21,7 @@ def lib_path(variant, part):
 class LibrariesTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.libs = {(v, p): abi.Library(lib_path(v, p), v, p) for v in VARIANTS for p in ("encoder", "decoder")}
+        cls.libs = {(v, p): abi.Library.for_model(lib_path(v, p), v, p) for v in VARIANTS for p in ("encoder", "decoder")}
 
     def handle(self, variant, part):
         rc, h = self.libs[(variant, part)].create(ARGS[f"{variant}_weights"])

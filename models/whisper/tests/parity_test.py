@@ -9,7 +9,7 @@ import unittest
 
 import numpy as np
 
-from models.whisper.tests import abi
+from runtime import abi
 
 ARGS = dict(a.split("=", 1) for a in sys.argv[1:] if "=" in a)
 # Relative bounds (max |ours - ref| / max |ref|): float32 with a different summation order over
@@ -41,8 +41,8 @@ class ParityTest(unittest.TestCase):
         cls.mel = np.ascontiguousarray(mel[:, : whisper.audio.N_FRAMES].numpy())
         with torch.no_grad():
             cls.ref_memory = cls.ref.encoder(torch.from_numpy(cls.mel)[None])[0].numpy()
-        cls.enc = abi.Library(os.path.abspath(ARGS["encoder"]), "tiny", "encoder")
-        cls.dec = abi.Library(os.path.abspath(ARGS["decoder"]), "tiny", "decoder")
+        cls.enc = abi.Library.for_model(os.path.abspath(ARGS["encoder"]), "tiny", "encoder")
+        cls.dec = abi.Library.for_model(os.path.abspath(ARGS["decoder"]), "tiny", "decoder")
 
     def handle(self, lib):
         rc, h = lib.create(ARGS["weights"])
