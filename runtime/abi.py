@@ -23,6 +23,8 @@ TAP_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER
 
 _COMMON = {
     "create": ([ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(_H)], ctypes.c_int),
+    "create_with_threads": ([ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(_H)], ctypes.c_int),
+    "num_threads": ([_H], ctypes.c_int),
     "free": ([_H], None),
     "strerror": ([ctypes.c_int], ctypes.c_char_p),
     "last_error": ([_H], ctypes.c_char_p),
@@ -74,11 +76,15 @@ class Library:
     def dim(self, name: str) -> int:
         return self.call("dim", name.encode())
 
-    def create(self, weights, manifest=None):
-        """(status, handle)."""
+    def create(self, weights, manifest=None, threads=None):
+        """(status, handle). threads: the handle's worker threads, the caller's included (None:
+        CKW_NUM_THREADS, else the CPUs this process may use; the library caps it)."""
         h = _H()
-        rc = self.call("create", weights.encode() if weights else None, manifest.encode() if manifest else None,
-                       ctypes.byref(h))
+        w, m = weights.encode() if weights else None, manifest.encode() if manifest else None
+        if threads is None:
+            rc = self.call("create", w, m, ctypes.byref(h))
+        else:
+            rc = self.call("create_with_threads", w, m, int(threads), ctypes.byref(h))
         return rc, h
 
     def message(self, code: int, handle=None) -> str:
@@ -91,11 +97,15 @@ class Library:
 class Handle:
     """An owned handle; every non-OK status raises AbiError with the library's message."""
 
-    def __init__(self, lib: Library, weights=None, manifest=None):
+    def __init__(self, lib: Library, weights=None, manifest=None, threads=None):
         self.lib = lib
-        rc, self.h = lib.create(weights, manifest)
+        rc, self.h = lib.create(weights, manifest, threads)
         if rc != OK:
             raise AbiError(f"{lib.prefix}create({weights}): {lib.message(rc)}", rc)
+
+    @property
+    def num_threads(self) -> int:
+        return self.lib.call("num_threads", self.h)
 
     def __call__(self, name, *args):
         rc = self.lib.call(name, self.h, *args)

@@ -5,16 +5,17 @@
 #include "kernels/gemm/f32_gemm_nt_core.h"
 
 int64_t ckw_f32_conv1d_k3_scratch_bytes(int64_t Cin, int64_t Tout) {
-  const int64_t n = (Cin > 0 ? Cin : 0) * 3 * (Tout > 0 ? Tout : 0);
+  const int64_t rows = Tout < CKW_F32_CONV1D_K3_BLOCK + 1 ? Tout : CKW_F32_CONV1D_K3_BLOCK + 1;
+  const int64_t n = (Cin > 0 ? Cin : 0) * 3 * (rows > 0 ? rows : 0);
   return (n > 0 ? n : 1) * (int64_t)sizeof(float);
 }
 
-// cols[t, ci*3 + j] = x[ci, t*stride + j - 1], zero outside the input.
-static void im2col(float* restrict cols, const float* restrict x, int64_t Cin, int64_t Tin, int64_t Tout,
+// cols[r, ci*3 + j] = x[ci, (t0 + r)*stride + j - 1] for r < rows, zero outside the input.
+static void im2col(float* restrict cols, const float* restrict x, int64_t Cin, int64_t Tin, int64_t t0, int64_t rows,
                    int64_t stride) {
-  for (int64_t t = 0; t < Tout; ++t) {
-    float* row = cols + t * Cin * 3;
-    const int64_t p0 = t * stride - 1;
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = cols + r * Cin * 3;
+    const int64_t p0 = (t0 + r) * stride - 1;
     if (p0 >= 0 && p0 + 2 < Tin) {
       for (int64_t ci = 0; ci < Cin; ++ci) {
         const float* xr = x + ci * Tin + p0;
@@ -33,19 +34,26 @@ static void im2col(float* restrict cols, const float* restrict x, int64_t Cin, i
 }
 
 static void conv(float* y, const float* x, const float* w, const float* b, float* scratch, int64_t Cin,
-                 int64_t Cout, int64_t Tin, int64_t Tout, int64_t stride, int epi) {
+                 int64_t Cout, int64_t Tin, int64_t t0, int64_t Tout, int64_t stride, int epi) {
   if (Tout <= 0 || Cout <= 0) return;
-  im2col(scratch, x, Cin, Tin, Tout, stride);
-  ckw_f32_gemm_nt_core(y, scratch, w, b, NULL, Tout, Cout, Cin * 3, epi);
+  // Blocks of BLOCK frames; a remainder of up to BLOCK + 1 goes whole, so no block but a
+  // single-frame call has one row (M == 1 would take the GEMM's other rounding).
+  for (int64_t t = 0; t < Tout;) {
+    const int64_t rows = Tout - t <= CKW_F32_CONV1D_K3_BLOCK + 1 ? Tout - t : CKW_F32_CONV1D_K3_BLOCK;
+    im2col(scratch, x, Cin, Tin, t0 + t, rows, stride);
+    ckw_f32_gemm_nt_core(y + t * Cout, scratch, w, b, NULL, rows, Cout, Cin * 3, epi);
+    t += rows;
+  }
 }
 
 void ckw_f32_conv1d_k3(float* restrict y, const float* restrict x, const float* restrict w, const float* restrict b,
-                       float* restrict scratch, int64_t Cin, int64_t Cout, int64_t Tin, int64_t Tout, int64_t stride) {
-  conv(y, x, w, b, scratch, Cin, Cout, Tin, Tout, stride, CKW_GEMM_EPI_PLAIN);
+                       float* restrict scratch, int64_t Cin, int64_t Cout, int64_t Tin, int64_t t0, int64_t Tout,
+                       int64_t stride) {
+  conv(y, x, w, b, scratch, Cin, Cout, Tin, t0, Tout, stride, CKW_GEMM_EPI_PLAIN);
 }
 
 void ckw_f32_conv1d_k3_gelu(float* restrict y, const float* restrict x, const float* restrict w,
                             const float* restrict b, float* restrict scratch, int64_t Cin, int64_t Cout, int64_t Tin,
-                            int64_t Tout, int64_t stride) {
-  conv(y, x, w, b, scratch, Cin, Cout, Tin, Tout, stride, CKW_GEMM_EPI_GELU);
+                            int64_t t0, int64_t Tout, int64_t stride) {
+  conv(y, x, w, b, scratch, Cin, Cout, Tin, t0, Tout, stride, CKW_GEMM_EPI_GELU);
 }

@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
     for (int64_t i = 0; i < Cout; ++i) b[i] = 0.1f;
     double t;
     CKW_BENCH_BEST(t, bench ? 5 : 1,
-                   ckw_f32_conv1d_k3_gelu(y, x, w, b, scratch, Cin, Cout, Tin, Tout, cases[c].stride));
+                   ckw_f32_conv1d_k3_gelu(y, x, w, b, scratch, Cin, Cout, Tin, 0, Tout, cases[c].stride));
     for (int64_t i = 0; i < Tout * Cout; ++i) bad |= !isfinite(y[i]);
     if (bench)
       printf("%-16s Tout=%lld: %7.2f ms %6.1f GFLOPS\n", cases[c].label, (long long)Tout, t * 1e3,

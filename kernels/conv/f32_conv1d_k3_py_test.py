@@ -17,7 +17,7 @@ P, I64 = ctypes.c_void_p, ctypes.c_int64
 LIB.ckw_f32_conv1d_k3_scratch_bytes.argtypes = [I64, I64]
 LIB.ckw_f32_conv1d_k3_scratch_bytes.restype = I64
 for _n in ("ckw_f32_conv1d_k3", "ckw_f32_conv1d_k3_gelu"):
-    getattr(LIB, _n).argtypes = [P] * 5 + [I64] * 5
+    getattr(LIB, _n).argtypes = [P] * 5 + [I64] * 6
 
 
 def conv(x, w, b, stride, gelu):
@@ -27,7 +27,7 @@ def conv(x, w, b, stride, gelu):
     y = np.full((tout, cout), np.nan, np.float32)
     scratch = np.empty(LIB.ckw_f32_conv1d_k3_scratch_bytes(cin, tout) // 4, np.float32)
     f = LIB.ckw_f32_conv1d_k3_gelu if gelu else LIB.ckw_f32_conv1d_k3
-    f(kt.ptr(y), kt.ptr(x), kt.ptr(w), kt.ptr(b), kt.ptr(scratch), cin, cout, tin, tout, stride)
+    f(kt.ptr(y), kt.ptr(x), kt.ptr(w), kt.ptr(b), kt.ptr(scratch), cin, cout, tin, 0, tout, stride)
     return y
 
 

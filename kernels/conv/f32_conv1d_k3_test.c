@@ -1,9 +1,11 @@
 // conv1d k3 (plain and GELU) against a direct float64 convolution under the tolerance policy
 // (K = Cin * 3): stride 1 and 2, odd lengths and channel counts, the Whisper stem shapes
-// scaled down, a Tout longer than torch's (reads zero padding), and nothing written past y.
+// scaled down, a Tout longer than torch's (reads zero padding), nothing written past y, and
+// frames computed in pieces (t0 > 0, as threads split them) equal to the whole call's bits.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "kernels/common/tolerance.h"
 #include "kernels/conv/f32_conv1d_k3.h"
@@ -44,7 +46,9 @@ static int check(int64_t Cin, int64_t Cout, int64_t Tin, int64_t stride, int64_t
     }
   }
   for (int64_t i = 0; i < Tout * Cout + 2 * GUARD; ++i) y[i] = SENTINEL;
-  (gelu ? ckw_f32_conv1d_k3_gelu : ckw_f32_conv1d_k3)(y + GUARD, x, w, b, scratch, Cin, Cout, Tin, Tout, stride);
+  void (*f)(float*, const float*, const float*, const float*, float*, int64_t, int64_t, int64_t, int64_t, int64_t,
+            int64_t) = gelu ? ckw_f32_conv1d_k3_gelu : ckw_f32_conv1d_k3;
+  f(y + GUARD, x, w, b, scratch, Cin, Cout, Tin, 0, Tout, stride);
   char what[128];
   snprintf(what, sizeof what, "conv1d%s Cin=%lld Cout=%lld Tin=%lld stride=%lld Tout=%lld", gelu ? "_gelu" : "",
            (long long)Cin, (long long)Cout, (long long)Tin, (long long)stride, (long long)Tout);
@@ -56,6 +60,18 @@ static int check(int64_t Cin, int64_t Cout, int64_t Tin, int64_t stride, int64_t
       break;
     }
   }
+  // The frames in two pieces of at least 2 (as a thread split would) give the same bits.
+  for (int64_t cut = 2; cut + 2 <= Tout; cut += Tout / 3 > 1 ? Tout / 3 : 1) {
+    float* part = malloc(sizeof(float) * (Tout * Cout + 1));
+    f(part, x, w, b, scratch, Cin, Cout, Tin, 0, cut, stride);
+    f(part + cut * Cout, x, w, b, scratch, Cin, Cout, Tin, cut, Tout - cut, stride);
+    if (memcmp(part, y + GUARD, sizeof(float) * Tout * Cout) != 0) {
+      fprintf(stderr, "%s: frames [0, %lld) + [%lld, Tout) differ from the whole call\n", what, (long long)cut,
+              (long long)cut);
+      ok = 0;
+    }
+    free(part);
+  }
   free(x), free(w), free(b), free(y), free(ref), free(scratch);
   return ok;
 }
@@ -63,7 +79,8 @@ static int check(int64_t Cin, int64_t Cout, int64_t Tin, int64_t stride, int64_t
 int main(void) {
   // Cin, Cout, Tin, stride, frames beyond torch's Tout
   const int64_t cases[][5] = {{80, 48, 300, 1, 0}, {48, 48, 300, 2, 0}, {5, 7, 1, 1, 0}, {3, 17, 2, 2, 0},
-                              {7, 33, 31, 2, 0},   {1, 1, 5, 1, 0},     {13, 20, 9, 2, 2}, {6, 9, 4, 1, 1}};
+                              {7, 33, 31, 2, 0},   {1, 1, 5, 1, 0},     {13, 20, 9, 2, 2}, {6, 9, 4, 1, 1},
+                              {16, 24, 1160, 2, 0}};  // 580 frames: blocks of 288 and a remainder
   int fails = 0, n = 0;
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
     for (int gelu = 0; gelu < 2; ++gelu) {

@@ -112,6 +112,7 @@ def ckw_model_library(name, circuit, config, kernel_maps, kernel_deps, variant, 
         srcs = [":%s_c_files" % name],
         hdrs = [":%s_h_files" % name],
         deps = kernel_deps,
+        linkopts = ["-pthread"],  # the handle's worker threads
         alwayslink = True,  # nothing in the .so references the entry points; keep them
         testonly = testonly,
         visibility = visibility,

@@ -7,6 +7,7 @@ from typing import Dict, List
 
 import jsonschema
 
+from tools.codegen import parallel
 from tools.codegen.errors import CompileError
 
 _SCHEMA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "schemas")
@@ -68,6 +69,7 @@ def load_circuit(path: str) -> Document:
 def load_kernel_map(path: str) -> Document:
     doc = Document(path, _read_json(path))
     _validate(doc, _schema("kernel_map.schema.json"))
+    parallel.validate(doc)
     return doc
 
 

@@ -5,11 +5,11 @@ Also describes the entry points (params, run-time checks) the emit templates pri
 
 from typing import Dict, List, Optional
 
-from tools.codegen import expr, kernel_attrs
+from tools.codegen import expr, kernel_attrs, parallel
 from tools.codegen.errors import CompileError
 from tools.codegen.graph import Graph
 from tools.codegen.layouts import Node, PhaseGraph
-from tools.codegen.plan import PhasePlan, StateRegion, scratch_exprs, tensor_bytes
+from tools.codegen.plan import PhasePlan, StateRegion, align as plan_align, scratch_exprs, tensor_bytes
 from tools.codegen.shapes import query_dims, shape_of
 
 C_TYPES = {"f32": "float", "i32": "int32_t", "i16": "int16_t", "u8": "uint8_t"}
@@ -83,7 +83,8 @@ class _Lowerer:
         where = f"{node.op.where if node.op else 'converter ' + node.name}: kernel {node.kernel} ({node.kmap.path})"
         ports = node.kmap.data["ports"]
         scratch = iter(range(len(scratch_exprs(node))))
-        args = []
+        splits = parallel.options(node)
+        args, thread_scratch, thread_bytes = [], [], []
         for a in node.kmap.data["abi"]:
             kind, _, what = a["bind"].partition(":")
             ctype = a["ctype"]
@@ -116,13 +117,44 @@ class _Lowerer:
             elif kind == "scratch":
                 b = self.plan.buffers[f"{node.name}#scratch{next(scratch)}"]
                 c, note = f"({ctype})(arena + {self.arena_offset(b)})", f"scratch {b.size_c or b.bytes} bytes"
+                if splits:  # the other threads' copies: regions of the handle's thread scratch
+                    value = expr.evaluate(what, node.dims, f"{where}: /abi {a['arg']}")
+                    if expr.upper(value) is None:
+                        raise CompileError(f"{where}: /abi {a['arg']}: scratch '{what}' has no upper bound, so the "
+                                           "handle cannot size a copy per thread; bound its dims or drop /parallel")
+                    thread_scratch.append({"name": f"ckw_threads_{a['arg']}", "c": f"h->thread_scratch + {sum(thread_bytes)}"})
+                    thread_bytes.append(plan_align(max(expr.upper(value), 1)))
             else:  # const
                 c, note = what, "constant"
             args.append({"arg": a["arg"], "ctype": ctype, "bind": a["bind"], "c": c, "source": note})
         strerror = kernel_attrs.status_strerror(node.kmap.data)
         return {"node": node.name, "kernel": node.kernel, "header": node.kmap.data["header"],
                 "library": node.kmap.data["library"], "status": strerror is not None,
-                "strerror": strerror or "", "guarded": guarded, "args": args, "taps": self.taps(node)}
+                "strerror": strerror or "", "guarded": guarded, "args": args, "taps": self.taps(node),
+                "parallel": self.split(node, splits, args, thread_scratch, sum(thread_bytes))}
+
+    def split(self, node: Node, opts: List[dict], args: List[dict], thread_scratch: List[dict],
+              thread_bytes: int) -> Optional[dict]:
+        """How the call runs on the handle's threads (the kernel map's `parallel`), or None: the
+        argument struct, then one branch per applicable option (`if (cond) ckw_pool_run(...)`),
+        falling back to one direct call when every option is conditional. Scratch: the calling
+        thread uses the arena's, thread i > 0 region i - 1 of the handle's thread scratch
+        (`thread_bytes` per thread for this call)."""
+        if not opts:
+            return None
+        branches = []
+        for k, o in enumerate(opts):
+            run = f"ckw_pool_run(&h->pool, {o['total']}, {o['grain']}, {node.kernel}__chunk{o['index']}, &args);"
+            keyword = "" if o["cond"] is None and k == 0 else ("else" if o["cond"] is None else
+                                                             f"{'else if' if k else 'if'} ({o['cond']})")
+            branches.append({"keyword": keyword, "stmt": run, "split": o["split"], "grain": o["grain"]})
+        if opts[-1]["cond"] is not None:
+            direct = ", ".join(f"args.{a['arg']}" for a in args)
+            branches.append({"keyword": "else", "stmt": f"{node.kernel}({direct});", "split": None, "grain": None})
+        return {"struct": f"{node.kernel}__args", "thread_scratch": thread_scratch, "thread_scratch_bytes": thread_bytes,
+                "branches": branches,
+                "options": [o["index"] for o in opts],
+                "splits": [{"split": o["split"], "grain": o["grain"], "when": o["cond"] or "always"} for o in opts]}
 
     def taps(self, node: Node) -> List[dict]:
         """The f32 outputs of a call as the edge tap reports them: `<node>.<port>`, the first
@@ -250,6 +282,8 @@ def lower_phase(graph: Graph, pg: PhaseGraph, plan: PhasePlan, regions, weights:
     entry["query_vars"] = query_vars
     entry["dynamic_arena"] = lw.dynamic_arena()
     entry["calls"] = [lw.call(n, g) for n, g in zip(plan.order, plan.guarded)]
+    entry["split_kernels"] = [(n.kernel, n.kmap, c["parallel"]["options"]) for n, c in zip(plan.order, entry["calls"])
+                              if c["parallel"]]
     entry["arena_bytes"] = max(plan.arena_bytes, 0)
     entry["shape_function"] = None
     if entry["queries"]:
@@ -284,6 +318,10 @@ def lower(graph: Graph, phases: List[dict], regions: Dict[str, StateRegion], wei
                         "bytes": tensor_bytes(ext["dtype"], shape),
                         "shape": list(shape), "invalidates_cross_kv": invalidates, "doc": ext.get("doc", "")})
     calls = [c for p in phases for c in p["calls"]]
+    split: Dict[str, tuple] = {}  # kernel -> (its map, the options some call uses)
+    for p in phases:
+        for kernel, kmap, used in p.pop("split_kernels"):
+            split[kernel] = (kmap, sorted(set(split.get(kernel, (None, []))[1]) | set(used)))
     return {
         "circuit": graph.circuit,
         "source": graph.path,
@@ -301,6 +339,10 @@ def lower(graph: Graph, phases: List[dict], regions: Dict[str, StateRegion], wei
                       "reuse_phase": cross["projection_cache"]["reuse_phase"]} if cross else None),
         "setters": setters,
         "phases": phases,
+        "threads": {"max": parallel.MAX_THREADS, "pool": bool(split),
+                    # per thread after the first: the largest scratch of any split call
+                    "scratch_bytes": max((c["parallel"]["thread_scratch_bytes"] for c in calls if c["parallel"]), default=0)},
+        "split_kernels": parallel.trampolines(split),
         "headers": sorted({c["header"] for c in calls}),
         "libraries": sorted({c["library"] for c in calls}),
     }

@@ -90,5 +90,71 @@ def test_valid_case_compiles(tmp_path):
     assert json.dumps(result.plans)
 
 
+RELU_OUT = {"y": {"from": "op:a.y", "dtype": "f32", "shape": ["T", "D"], "layout": "token_major", "phases": ["run"]}}
+ROWS = {"split": "M", "grain": 2, "chunk": {"y": "start * N", "x": "start * N", "M": "count"}}
+
+
+def split_relu(*options, contract=None):
+    m = unary("ckw_relu", "relu")
+    m["parallel"] = list(options)
+    if contract:
+        m["contract"] = contract
+    return m
+
+
+def relu_circuit():
+    return circuit([{"name": "a", "kind": "relu", "inputs": {"x": "external:x"}}], outputs=RELU_OUT)
+
+
+def test_split_over_a_reduction_dim_is_refused(tmp_path):
+    m = split_relu(dict(ROWS, split="N", chunk={"y": "start", "N": "count"}),
+                   contract={"kind": "float", "reduction_dim": "N"})
+    msg = compile_error(tmp_path, relu_circuit(), [m])
+    assert "maps/ckw_relu.json: /parallel/0/split: 'N' is a reduction dim" in msg and "split over outputs only" in msg
+
+
+def test_split_chunk_names_an_unknown_argument_or_name(tmp_path):
+    msg = compile_error(tmp_path, relu_circuit(), [split_relu(dict(ROWS, chunk=dict(ROWS["chunk"], z="start")))])
+    assert "/parallel/0/chunk/z: no ABI argument 'z'" in msg
+    msg = compile_error(tmp_path, relu_circuit(), [split_relu(dict(ROWS, chunk=dict(ROWS["chunk"], x="start * Q")))])
+    assert "/parallel/0/chunk/x: 'Q' in 'start * Q' is neither start, count nor an integer ABI argument" in msg
+
+
+def test_split_must_move_every_output_and_shrink_the_extent(tmp_path):
+    msg = compile_error(tmp_path, relu_circuit(), [split_relu(dict(ROWS, chunk={"x": "start * N", "M": "count"}))])
+    assert "/parallel/0/chunk: output y has no chunk offset" in msg
+    msg = compile_error(tmp_path, relu_circuit(), [split_relu(dict(ROWS, chunk={"x": "start * N", "y": "start * N"}))])
+    assert "/parallel/0/chunk: no argument takes 'count'" in msg
+
+
+def test_split_kernel_must_return_void(tmp_path):
+    m = split_relu(ROWS)
+    m["returns"] = "status"
+    assert "/parallel: only kernels returning void may be split" in compile_error(tmp_path, relu_circuit(), [m])
+
+
+def generated_c(tmp_path, maps, config):
+    args = write_case(tmp_path, relu_circuit(), maps, config)
+    args["check_only"] = False
+    result = compile_circuit(**args)
+    return result.files["ckw_t_p.c"], result.ir
+
+
+def test_split_call_runs_on_the_pool_and_short_calls_run_whole(tmp_path):
+    never = dict(ROWS, split="N", when="M == 1", chunk={"y": "start", "x": "start", "N": "count"})
+    text, ir = generated_c(tmp_path, [split_relu(never, ROWS)], {"t": 8, "d": 4})
+    assert "ckw_pool_run(&h->pool, 8, 2, ckw_relu__chunk1, &args);" in text
+    assert [f["function"] for f in ir["split_kernels"][0]["functions"]] == ["ckw_relu__chunk1"]  # chunk0 never applies
+    assert "a->y + (start * a->N)" in text and "(int64_t)(count)" in text
+    assert ir["threads"] == {"max": 8, "pool": True, "scratch_bytes": 0}
+    scratch = kmap("ckw_relu", "relu", unary("ckw_relu", "relu")["ports"], ["M", "N"], scratch="4 * N * 40")
+    scratch["parallel"] = [ROWS]
+    text, ir = generated_c(tmp_path, [scratch], {"t": 8, "d": 4})  # 640 scratch bytes per thread
+    assert ir["threads"]["scratch_bytes"] == 640
+    assert "slot == 0 ? a->scratch : (void *)(a->ckw_threads_scratch + (slot - 1) * kThreadScratchBytes)" in text
+    text, ir = generated_c(tmp_path, [split_relu(ROWS)], {"t": 3, "d": 4})  # 3 rows < 2 chunks of 2
+    assert "ckw_pool_run" not in text and "pthread" not in text and ir["threads"]["pool"] is False
+
+
 if __name__ == "__main__":
     run_pytest(__file__)

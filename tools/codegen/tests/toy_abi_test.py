@@ -1,6 +1,7 @@
 """The generated ABI, end to end on the toy decoder (naive test kernels): manifest check,
 cross-K/V cache facts, self-KV incremental decode equal to a full prefill, error codes, and the
-edge taps (every call's f32 outputs, in call order, with their shapes and values)."""
+edge taps (every call's f32 outputs, in call order, with their shapes and values), and the
+handle's worker threads (the toy linear and logits maps declare splits): same bits for any count."""
 
 import ctypes
 import json
@@ -27,6 +28,8 @@ def load():
     i32 = np.ctypeslib.ndpointer(np.int32, flags="C_CONTIGUOUS")
     sig = {
         "create": ([ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(h)], ctypes.c_int),
+        "create_with_threads": ([ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(h)], ctypes.c_int),
+        "num_threads": ([h], ctypes.c_int),
         "free": ([h], None),
         "set_memory": ([h, f32], ctypes.c_int),
         "prefill": ([h, i32, ctypes.c_int64, f32], ctypes.c_int),
@@ -288,6 +291,49 @@ class ToyTapTest(ToyBase):
         self.assertEqual(self.call("prefill", h, self.tokens[:2], 2, np.zeros((2, V), np.float32)), OK)
         self.assertEqual(rec.edges, [])
         self.assertEqual(self.call("set_tap", None, rec.fn, None), E_ARGUMENT)
+
+
+class ToyThreadsTest(ToyBase):
+    def handle_with(self, threads):
+        h = ctypes.c_void_p()
+        self.assertEqual(self.call("create_with_threads", self.weights.encode(), None, threads, ctypes.byref(h)), OK)
+        self.addCleanup(self.call, "free", h)
+        return h
+
+    def test_thread_count_from_argument_environment_or_cpus(self):
+        self.assertEqual([self.call("num_threads", self.handle_with(n)) for n in (1, 2, 3, 100)], [1, 2, 3, 8])
+        h = ctypes.c_void_p()
+        self.assertEqual(self.call("create_with_threads", self.weights.encode(), None, -1, ctypes.byref(h)), E_ARGUMENT)
+        old = os.environ.get("CKW_NUM_THREADS")
+        try:
+            os.environ["CKW_NUM_THREADS"] = "3"
+            self.assertEqual(self.call("num_threads", self.handle()), 3)
+            self.assertEqual(self.call("num_threads", self.handle_with(0)), 3)
+            self.assertEqual(self.call("num_threads", self.handle_with(2)), 2)  # the argument wins
+            os.environ["CKW_NUM_THREADS"] = "many"  # not a positive integer: the CPU count
+            self.assertEqual(self.call("num_threads", self.handle()), min(len(os.sched_getaffinity(0)), 8))
+        finally:
+            os.environ.pop("CKW_NUM_THREADS", None) if old is None else os.environ.__setitem__("CKW_NUM_THREADS", old)
+        self.assertEqual(self.call("num_threads", None), E_ARGUMENT)
+
+    def run_sequence(self, threads):
+        h = self.handle_with(threads)
+        rng = np.random.default_rng(1)
+        V, M, D = self.call("dim", b"n_vocab"), self.call("dim", b"mem_len"), self.call("dim", b"d_model")
+        self.assertEqual(self.call("set_memory", h, rng.standard_normal((M, D)).astype(np.float32)), OK)
+        tokens = np.array([1, 2, 3, 4], np.int32)
+        prefill = np.zeros((4, V), np.float32)
+        self.assertEqual(self.call("prefill", h, tokens, 4, prefill), OK)
+        steps = [np.zeros((1, V), np.float32) for _ in range(2)]
+        for t, out in zip((5, 6), steps):
+            self.assertEqual(self.call("decode", h, t, out), OK)
+        return [prefill] + steps
+
+    def test_same_bits_for_any_thread_count(self):
+        one = self.run_sequence(1)
+        for threads in (2, 3, 8):
+            for a, b in zip(one, self.run_sequence(threads)):
+                self.assertEqual(a.tobytes(), b.tobytes(), f"{threads} threads")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,11 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <time.h>
 
 #include "tools/codegen/testdata/toy/toy_kernels.h"
 
@@ -19,6 +24,288 @@ enum {
 };
 static const char kManifestSha256[] = "1b5f424f1d4e45727ecf71db46cf282a085ade55a0ada49bf8c16f205b644ce6";
 static const int64_t kWeightsMinBytes = 4640;
+
+// ---- The handle's worker threads ----------------------------------------------------------
+// Calls whose kernel map declares a split ("parallel") run as chunks along one output dim.
+// Chunk boundaries depend only on the extent, the grain and the thread count, and each chunk
+// computes whole outputs exactly as the unsplit call would, so results are the same bits for
+// any thread count and whichever thread runs a chunk. The caller and the workers claim chunks
+// from a shared counter (a late or descheduled worker's share is taken by the others); workers
+// spin briefly between calls (kernel calls come back to back), then sleep.
+
+enum {
+  kMaxThreads = 8,
+  // Chunks per thread when the extent allows. 1 measured best on an idle machine (2 cuts GEMM
+  // rows into more packing blocks); a late thread's chunk is still taken by the others.
+  kChunksPerThread = 1,
+};
+static const int64_t kSpinNanos = 100000;  // how long a waiting thread spins before sleeping
+// Scratch per thread after the first (the first uses the arena): the largest split call's.
+static const int64_t kThreadScratchBytes = 0;
+
+// Runs the chunk [start, start + count); slot (0 .. n_threads - 1) is the running thread's,
+// for its private scratch.
+typedef void (*ckw_chunk_fn)(const void *args, int64_t slot, int64_t start, int64_t count);
+
+struct ckw_pool;
+struct ckw_worker {
+  struct ckw_pool *pool;
+  int index;  // 1 .. n_threads - 1 (the caller is 0)
+};
+
+struct ckw_pool {
+  int n_threads;  // including the calling thread; 1: no workers, calls run whole
+  int n_workers;  // started
+  int sync_ok;    // mutex and condition variables initialized
+  pthread_t threads[kMaxThreads];
+  struct ckw_worker workers[kMaxThreads];
+  pthread_mutex_t mu;
+  pthread_cond_t wake;  // workers: a new task was published
+  pthread_cond_t done;  // caller: every chunk of the task finished
+  // The task: written by the caller before it publishes `claim`; stable while a chunk of it is
+  // unfinished (a thread reads it only after claiming a chunk).
+  ckw_chunk_fn fn;
+  const void *args;
+  int64_t total, grain;
+  int64_t n_chunks;
+  // (task number << 32) | chunks not yet claimed; a claim decrements it for that task only.
+  _Atomic uint64_t claim;
+  _Atomic int64_t unfinished;  // chunks of the task not yet done
+  _Atomic int stop;
+  _Atomic int sleeping;  // workers blocked on `wake`
+  _Atomic int waiting;   // the caller is blocked on `done`
+};
+
+static inline void ckw_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+static inline int64_t ckw_now_nanos(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+// Claims and runs chunks of task `task` until none is left. Chunk i of n over [0, total) has
+// boundaries on multiples of grain and is at least grain long.
+static void ckw_pool_work(struct ckw_pool *p, uint64_t task, int slot) {
+  uint64_t c = atomic_load(&p->claim);
+  while ((c >> 32) == task && (c & 0xffffffffu) != 0) {
+    if (!atomic_compare_exchange_weak(&p->claim, &c, c - 1)) continue;
+    const int64_t n = p->n_chunks, i = n - (int64_t)(c & 0xffffffffu);
+    const int64_t units = p->total / p->grain;
+    const int64_t begin = units * i / n * p->grain;
+    const int64_t end = i == n - 1 ? p->total : units * (i + 1) / n * p->grain;
+    p->fn(p->args, slot, begin, end - begin);
+    if (atomic_fetch_sub(&p->unfinished, 1) == 1 && atomic_load(&p->waiting)) {
+      pthread_mutex_lock(&p->mu);
+      pthread_cond_signal(&p->done);
+      pthread_mutex_unlock(&p->mu);
+    }
+    c = atomic_load(&p->claim);
+  }
+}
+
+static void *ckw_pool_worker(void *arg) {
+  struct ckw_worker *w = arg;
+  struct ckw_pool *p = w->pool;
+  uint64_t seen = 0;  // the last task this worker looked at
+  for (;;) {
+    uint64_t task = atomic_load(&p->claim) >> 32;
+    if (task == seen) {
+      const int64_t deadline = ckw_now_nanos() + kSpinNanos;
+      for (int spins = 1; (task = atomic_load(&p->claim) >> 32) == seen; ++spins) {
+        ckw_cpu_relax();
+        if (spins % 64 == 0 && ckw_now_nanos() > deadline) {
+          pthread_mutex_lock(&p->mu);
+          atomic_fetch_add(&p->sleeping, 1);
+          while ((task = atomic_load(&p->claim) >> 32) == seen) pthread_cond_wait(&p->wake, &p->mu);
+          atomic_fetch_sub(&p->sleeping, 1);
+          pthread_mutex_unlock(&p->mu);
+          break;
+        }
+      }
+    }
+    seen = task;
+    if (atomic_load(&p->stop)) return NULL;
+    ckw_pool_work(p, task, w->index);
+  }
+}
+
+// Runs fn over [0, total) in chunks on the pool (the calling thread takes part) and returns
+// when all are done. Too short for two chunks of `grain`: one call on the calling thread.
+static void ckw_pool_run(struct ckw_pool *p, int64_t total, int64_t grain, ckw_chunk_fn fn, const void *args) {
+  const int64_t units = total > 0 ? total / grain : 0;
+  const int64_t most = (int64_t)p->n_threads * (p->n_threads > 1 ? kChunksPerThread : 1);
+  const int64_t n = units < most ? units : most;
+  if (n <= 1) {
+    fn(args, 0, 0, total);
+    return;
+  }
+  p->fn = fn;
+  p->args = args;
+  p->total = total;
+  p->grain = grain;
+  p->n_chunks = n;
+  atomic_store(&p->unfinished, n);
+  const uint64_t task = (atomic_load(&p->claim) >> 32) + 1;
+  atomic_store(&p->claim, task << 32 | (uint64_t)n);  // publishes the task
+  if (atomic_load(&p->sleeping) > 0) {
+    pthread_mutex_lock(&p->mu);
+    pthread_cond_broadcast(&p->wake);
+    pthread_mutex_unlock(&p->mu);
+  }
+  ckw_pool_work(p, task, 0);
+  if (atomic_load(&p->unfinished) == 0) return;
+  const int64_t deadline = ckw_now_nanos() + kSpinNanos;
+  for (int spins = 1; atomic_load(&p->unfinished) != 0; ++spins) {
+    ckw_cpu_relax();
+    if (spins % 64 == 0 && ckw_now_nanos() > deadline) {
+      pthread_mutex_lock(&p->mu);
+      atomic_store(&p->waiting, 1);
+      while (atomic_load(&p->unfinished) != 0) pthread_cond_wait(&p->done, &p->mu);
+      atomic_store(&p->waiting, 0);
+      pthread_mutex_unlock(&p->mu);
+      return;
+    }
+  }
+}
+
+// Threads for a new handle: `requested` >= 1, else CKW_NUM_THREADS (a positive integer), else
+// the CPUs this process may run on; at most kMaxThreads.
+static int ckw_pool_thread_count(int requested) {
+  long n = requested;
+  if (n < 1) {
+    const char *env = getenv("CKW_NUM_THREADS");
+    char *end = NULL;
+    n = env && *env ? strtol(env, &end, 10) : 0;
+    if (!end || *end != '\0' || n < 1) {
+      cpu_set_t set;
+      n = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : sysconf(_SC_NPROCESSORS_ONLN);
+    }
+  }
+  return n < 1 ? 1 : n > kMaxThreads ? kMaxThreads : (int)n;
+}
+
+// Starts the workers (signals blocked in them: they belong to the embedding process's main
+// thread). A worker that cannot start leaves the pool smaller, never broken. 0 on success.
+static int ckw_pool_start(struct ckw_pool *p, int n_threads) {
+  p->n_threads = 1;
+  if (n_threads <= 1) return 0;
+  if (pthread_mutex_init(&p->mu, NULL) != 0) return -1;
+  if (pthread_cond_init(&p->wake, NULL) != 0) {
+    pthread_mutex_destroy(&p->mu);
+    return -1;
+  }
+  if (pthread_cond_init(&p->done, NULL) != 0) {
+    pthread_cond_destroy(&p->wake);
+    pthread_mutex_destroy(&p->mu);
+    return -1;
+  }
+  p->sync_ok = 1;
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  for (int i = 1; i < n_threads; ++i) {
+    p->workers[i].pool = p;
+    p->workers[i].index = i;
+    if (pthread_create(&p->threads[i], NULL, ckw_pool_worker, &p->workers[i]) != 0) break;
+    p->n_workers = i;
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  p->n_threads = p->n_workers + 1;
+  return 0;
+}
+
+static void ckw_pool_stop(struct ckw_pool *p) {
+  if (p->n_workers > 0) {
+    atomic_store(&p->stop, 1);
+    atomic_store(&p->claim, ((atomic_load(&p->claim) >> 32) + 1) << 32);  // a task with no chunks
+    pthread_mutex_lock(&p->mu);
+    pthread_cond_broadcast(&p->wake);
+    pthread_mutex_unlock(&p->mu);
+    for (int i = 1; i <= p->n_workers; ++i) pthread_join(p->threads[i], NULL);
+    p->n_workers = 0;
+  }
+  if (p->sync_ok) {
+    pthread_cond_destroy(&p->done);
+    pthread_cond_destroy(&p->wake);
+    pthread_mutex_destroy(&p->mu);
+    p->sync_ok = 0;
+  }
+  p->n_threads = 1;
+}
+
+// ckw_f32_gemm_nt_bias: its arguments for a whole call, and one function per declared split that runs
+// it on the chunk [start, start + count) (kernel map "parallel") with the scratch of thread `slot`.
+struct ckw_f32_gemm_nt_bias__args {
+  float *y;
+  const float *x;
+  const float *w;
+  const float *b;
+  int64_t M;
+  int64_t N;
+  int64_t K;
+};
+
+static void ckw_f32_gemm_nt_bias__chunk0(const void *p, int64_t slot, int64_t start, int64_t count) {  // along M
+  const struct ckw_f32_gemm_nt_bias__args *a = p;
+  (void)slot;
+  (void)start;
+  (void)count;
+  ckw_f32_gemm_nt_bias(
+      a->y + (start * a->N),  // y
+      a->x + (start * a->K),  // x
+      a->w,  // w
+      a->b,  // b
+      (int64_t)(count),  // M
+      a->N,  // N
+      a->K  // K
+  );
+}
+
+// ckw_f32_logits: its arguments for a whole call, and one function per declared split that runs
+// it on the chunk [start, start + count) (kernel map "parallel") with the scratch of thread `slot`.
+struct ckw_f32_logits__args {
+  float *y;
+  const float *x;
+  const float *w;
+  int64_t M;
+  int64_t V;
+  int64_t D;
+};
+
+static void ckw_f32_logits__chunk0(const void *p, int64_t slot, int64_t start, int64_t count) {  // along V
+  const struct ckw_f32_logits__args *a = p;
+  (void)slot;
+  (void)start;
+  (void)count;
+  ckw_f32_logits(
+      a->y + start,  // y
+      a->x,  // x
+      a->w + (start * a->D),  // w
+      a->M,  // M
+      (int64_t)(count),  // V
+      a->D  // D
+  );
+}
+
+static void ckw_f32_logits__chunk1(const void *p, int64_t slot, int64_t start, int64_t count) {  // along M
+  const struct ckw_f32_logits__args *a = p;
+  (void)slot;
+  (void)start;
+  (void)count;
+  ckw_f32_logits(
+      a->y + (start * a->V),  // y
+      a->x + (start * a->D),  // x
+      a->w,  // w
+      (int64_t)(count),  // M
+      a->V,  // V
+      a->D  // D
+  );
+}
 
 struct ckw_toy_decoder_handle {
   const uint8_t *weights;  // read-only mapping of the weights file
@@ -34,6 +321,8 @@ struct ckw_toy_decoder_handle {
   void *tap_user;
   int kernel_status;  // last failing kernel's code and message (E_KERNEL)
   const char *kernel_error;
+  struct ckw_pool pool;  // worker threads for calls split across threads
+  uint8_t *thread_scratch;  // (pool.n_threads - 1) * kThreadScratchBytes: the workers' scratch
 };
 
 static inline int64_t ckw_max64(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -139,7 +428,11 @@ static int read_manifest_hash(const char *path, char out[65]) {
 }
 
 API int ckw_toy_decoder_create(const char *weights_path, const char *manifest_path, ckw_toy_decoder_handle **out) {
-  if (!out) return CKW_TOY_DECODER_E_ARGUMENT;
+  return ckw_toy_decoder_create_with_threads(weights_path, manifest_path, 0, out);
+}
+
+API int ckw_toy_decoder_create_with_threads(const char *weights_path, const char *manifest_path, int num_threads, ckw_toy_decoder_handle **out) {
+  if (!out || num_threads < 0) return CKW_TOY_DECODER_E_ARGUMENT;
   *out = NULL;
   ckw_toy_decoder_handle *h = calloc(1, sizeof(*h));
   if (!h) return CKW_TOY_DECODER_E_NO_MEMORY;
@@ -198,6 +491,17 @@ API int ckw_toy_decoder_create(const char *weights_path, const char *manifest_pa
     goto fail;
   }
   memset(h->state, 0, kStateBytes > 0 ? kStateBytes : 64);
+  if (ckw_pool_start(&h->pool, ckw_pool_thread_count(num_threads)) != 0) {
+    rc = CKW_TOY_DECODER_E_NO_MEMORY;
+    goto fail;
+  }
+  if (kThreadScratchBytes > 0 && h->pool.n_threads > 1) {
+    h->thread_scratch = aligned_alloc(64, (size_t)((h->pool.n_threads - 1) * kThreadScratchBytes));
+    if (!h->thread_scratch) {
+      rc = CKW_TOY_DECODER_E_NO_MEMORY;
+      goto fail;
+    }
+  }
   *out = h;
   return CKW_TOY_DECODER_OK;
 fail:
@@ -207,10 +511,16 @@ fail:
 
 API void ckw_toy_decoder_free(ckw_toy_decoder_handle *h) {
   if (!h) return;
+  ckw_pool_stop(&h->pool);
+  free(h->thread_scratch);
   if (h->weights) munmap((void *)h->weights, h->weights_bytes);
   free(h->arena);
   free(h->state);
   free(h);
+}
+
+API int ckw_toy_decoder_num_threads(const ckw_toy_decoder_handle *h) {
+  return h ? h->pool.n_threads : CKW_TOY_DECODER_E_ARGUMENT;
 }
 
 API int ckw_toy_decoder_set_tap(ckw_toy_decoder_handle *h, ckw_toy_decoder_tap_fn fn, void *user) {
@@ -256,16 +566,19 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
   (void)tap_user;
   (void)pos;
   if (!h->cross_kv_valid) {  // project the encoder memory once; decode steps reuse it
-    // blocks.0.cross_k_proj
-    ckw_f32_gemm_nt_bias(
-        (float *)(arena + 0),  // y: arena blocks.0.cross_k_proj.y
-        (const float *)(state + 0),  // x: state external:memory
-        (const float *)(weights + 1664),  // w: weight blocks.0.xk.w
-        (const float *)(weights + 1920),  // b: weight blocks.0.xk.b
-        5,  // M: dim M
-        8,  // N: dim N
-        8  // K: dim K
-    );
+    // blocks.0.cross_k_proj: split across the handle's threads (along M, grain 1, when always)
+    {
+      const struct ckw_f32_gemm_nt_bias__args args = {
+          .y = (float *)(arena + 0),  // arena blocks.0.cross_k_proj.y
+          .x = (const float *)(state + 0),  // state external:memory
+          .w = (const float *)(weights + 1664),  // weight blocks.0.xk.w
+          .b = (const float *)(weights + 1920),  // weight blocks.0.xk.b
+          .M = 5,  // dim M
+          .N = 8,  // dim N
+          .K = 8,  // dim K
+      };
+      ckw_pool_run(&h->pool, 5, 1, ckw_f32_gemm_nt_bias__chunk0, &args);
+    }
     if (tap) {
       tap(tap_user, "blocks.0.cross_k_proj.y", (const float *)(arena + 0), 2, (const int64_t[]){5, 8});
     }
@@ -284,16 +597,19 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
       tap(tap_user, "state:cross_k[0,0]<-head_major.y", (const float *)(state + 192), 3, (const int64_t[]){2, 5, 4});
     }
 
-    // blocks.0.cross_v_proj
-    ckw_f32_gemm_nt_bias(
-        (float *)(arena + 0),  // y: arena blocks.0.cross_v_proj.y
-        (const float *)(state + 0),  // x: state external:memory
-        (const float *)(weights + 1984),  // w: weight blocks.0.xv.w
-        (const float *)(weights + 2240),  // b: weight blocks.0.xv.b
-        5,  // M: dim M
-        8,  // N: dim N
-        8  // K: dim K
-    );
+    // blocks.0.cross_v_proj: split across the handle's threads (along M, grain 1, when always)
+    {
+      const struct ckw_f32_gemm_nt_bias__args args = {
+          .y = (float *)(arena + 0),  // arena blocks.0.cross_v_proj.y
+          .x = (const float *)(state + 0),  // state external:memory
+          .w = (const float *)(weights + 1984),  // weight blocks.0.xv.w
+          .b = (const float *)(weights + 2240),  // weight blocks.0.xv.b
+          .M = 5,  // dim M
+          .N = 8,  // dim N
+          .K = 8,  // dim K
+      };
+      ckw_pool_run(&h->pool, 5, 1, ckw_f32_gemm_nt_bias__chunk0, &args);
+    }
     if (tap) {
       tap(tap_user, "blocks.0.cross_v_proj.y", (const float *)(arena + 0), 2, (const int64_t[]){5, 8});
     }
@@ -312,16 +628,19 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
       tap(tap_user, "state:cross_v[0,0]<-head_major.y", (const float *)(state + 576), 3, (const int64_t[]){2, 5, 4});
     }
 
-    // blocks.1.cross_k_proj
-    ckw_f32_gemm_nt_bias(
-        (float *)(arena + 0),  // y: arena blocks.1.cross_k_proj.y
-        (const float *)(state + 0),  // x: state external:memory
-        (const float *)(weights + 3712),  // w: weight blocks.1.xk.w
-        (const float *)(weights + 3968),  // b: weight blocks.1.xk.b
-        5,  // M: dim M
-        8,  // N: dim N
-        8  // K: dim K
-    );
+    // blocks.1.cross_k_proj: split across the handle's threads (along M, grain 1, when always)
+    {
+      const struct ckw_f32_gemm_nt_bias__args args = {
+          .y = (float *)(arena + 0),  // arena blocks.1.cross_k_proj.y
+          .x = (const float *)(state + 0),  // state external:memory
+          .w = (const float *)(weights + 3712),  // weight blocks.1.xk.w
+          .b = (const float *)(weights + 3968),  // weight blocks.1.xk.b
+          .M = 5,  // dim M
+          .N = 8,  // dim N
+          .K = 8,  // dim K
+      };
+      ckw_pool_run(&h->pool, 5, 1, ckw_f32_gemm_nt_bias__chunk0, &args);
+    }
     if (tap) {
       tap(tap_user, "blocks.1.cross_k_proj.y", (const float *)(arena + 0), 2, (const int64_t[]){5, 8});
     }
@@ -340,16 +659,19 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
       tap(tap_user, "state:cross_k[1,0]<-head_major.y", (const float *)(state + 384), 3, (const int64_t[]){2, 5, 4});
     }
 
-    // blocks.1.cross_v_proj
-    ckw_f32_gemm_nt_bias(
-        (float *)(arena + 0),  // y: arena blocks.1.cross_v_proj.y
-        (const float *)(state + 0),  // x: state external:memory
-        (const float *)(weights + 4032),  // w: weight blocks.1.xv.w
-        (const float *)(weights + 4288),  // b: weight blocks.1.xv.b
-        5,  // M: dim M
-        8,  // N: dim N
-        8  // K: dim K
-    );
+    // blocks.1.cross_v_proj: split across the handle's threads (along M, grain 1, when always)
+    {
+      const struct ckw_f32_gemm_nt_bias__args args = {
+          .y = (float *)(arena + 0),  // arena blocks.1.cross_v_proj.y
+          .x = (const float *)(state + 0),  // state external:memory
+          .w = (const float *)(weights + 4032),  // weight blocks.1.xv.w
+          .b = (const float *)(weights + 4288),  // weight blocks.1.xv.b
+          .M = 5,  // dim M
+          .N = 8,  // dim N
+          .K = 8,  // dim K
+      };
+      ckw_pool_run(&h->pool, 5, 1, ckw_f32_gemm_nt_bias__chunk0, &args);
+    }
     if (tap) {
       tap(tap_user, "blocks.1.cross_v_proj.y", (const float *)(arena + 0), 2, (const int64_t[]){5, 8});
     }
@@ -399,16 +721,19 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
     tap(tap_user, "blocks.0.norm.y", (const float *)(arena + 192), 2, (const int64_t[]){n_tokens, 8});
   }
 
-  // blocks.0.k_proj
-  ckw_f32_gemm_nt_bias(
-      (float *)(arena + 0),  // y: arena blocks.0.k_proj.y
-      (const float *)(arena + 192),  // x: arena blocks.0.norm.y
-      (const float *)(weights + 704),  // w: weight blocks.0.k.w
-      (const float *)(weights + 960),  // b: weight blocks.0.k.b
-      n_tokens,  // M: dim M
-      8,  // N: dim N
-      8  // K: dim K
-  );
+  // blocks.0.k_proj: split across the handle's threads (along M, grain 1, when always)
+  {
+    const struct ckw_f32_gemm_nt_bias__args args = {
+        .y = (float *)(arena + 0),  // arena blocks.0.k_proj.y
+        .x = (const float *)(arena + 192),  // arena blocks.0.norm.y
+        .w = (const float *)(weights + 704),  // weight blocks.0.k.w
+        .b = (const float *)(weights + 960),  // weight blocks.0.k.b
+        .M = n_tokens,  // dim M
+        .N = 8,  // dim N
+        .K = 8,  // dim K
+    };
+    ckw_pool_run(&h->pool, n_tokens, 1, ckw_f32_gemm_nt_bias__chunk0, &args);
+  }
   if (tap) {
     tap(tap_user, "blocks.0.k_proj.y", (const float *)(arena + 0), 2, (const int64_t[]){n_tokens, 8});
   }
@@ -428,16 +753,19 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
     tap(tap_user, "state:self_k[0,0]<-head_major.y", (const float *)(state + 960), 3, (const int64_t[]){2, 6, 4});
   }
 
-  // blocks.0.v_proj
-  ckw_f32_gemm_nt_bias(
-      (float *)(arena + 0),  // y: arena blocks.0.v_proj.y
-      (const float *)(arena + 192),  // x: arena blocks.0.norm.y
-      (const float *)(weights + 1024),  // w: weight blocks.0.v.w
-      (const float *)(weights + 1280),  // b: weight blocks.0.v.b
-      n_tokens,  // M: dim M
-      8,  // N: dim N
-      8  // K: dim K
-  );
+  // blocks.0.v_proj: split across the handle's threads (along M, grain 1, when always)
+  {
+    const struct ckw_f32_gemm_nt_bias__args args = {
+        .y = (float *)(arena + 0),  // arena blocks.0.v_proj.y
+        .x = (const float *)(arena + 192),  // arena blocks.0.norm.y
+        .w = (const float *)(weights + 1024),  // weight blocks.0.v.w
+        .b = (const float *)(weights + 1280),  // weight blocks.0.v.b
+        .M = n_tokens,  // dim M
+        .N = 8,  // dim N
+        .K = 8,  // dim K
+    };
+    ckw_pool_run(&h->pool, n_tokens, 1, ckw_f32_gemm_nt_bias__chunk0, &args);
+  }
   if (tap) {
     tap(tap_user, "blocks.0.v_proj.y", (const float *)(arena + 0), 2, (const int64_t[]){n_tokens, 8});
   }
@@ -457,16 +785,19 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
     tap(tap_user, "state:self_v[0,0]<-head_major.y", (const float *)(state + 1344), 3, (const int64_t[]){2, 6, 4});
   }
 
-  // blocks.0.q_proj
-  ckw_f32_gemm_nt_bias(
-      (float *)(arena + 0),  // y: arena blocks.0.q_proj.y
-      (const float *)(arena + 192),  // x: arena blocks.0.norm.y
-      (const float *)(weights + 1344),  // w: weight blocks.0.q.w
-      (const float *)(weights + 1600),  // b: weight blocks.0.q.b
-      n_tokens,  // M: dim M
-      8,  // N: dim N
-      8  // K: dim K
-  );
+  // blocks.0.q_proj: split across the handle's threads (along M, grain 1, when always)
+  {
+    const struct ckw_f32_gemm_nt_bias__args args = {
+        .y = (float *)(arena + 0),  // arena blocks.0.q_proj.y
+        .x = (const float *)(arena + 192),  // arena blocks.0.norm.y
+        .w = (const float *)(weights + 1344),  // weight blocks.0.q.w
+        .b = (const float *)(weights + 1600),  // weight blocks.0.q.b
+        .M = n_tokens,  // dim M
+        .N = 8,  // dim N
+        .K = 8,  // dim K
+    };
+    ckw_pool_run(&h->pool, n_tokens, 1, ckw_f32_gemm_nt_bias__chunk0, &args);
+  }
   if (tap) {
     tap(tap_user, "blocks.0.q_proj.y", (const float *)(arena + 0), 2, (const int64_t[]){n_tokens, 8});
   }
@@ -537,16 +868,19 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
     tap(tap_user, "blocks.1.norm.y", (const float *)(arena + 0), 2, (const int64_t[]){n_tokens, 8});
   }
 
-  // blocks.1.k_proj
-  ckw_f32_gemm_nt_bias(
-      (float *)(arena + 192),  // y: arena blocks.1.k_proj.y
-      (const float *)(arena + 0),  // x: arena blocks.1.norm.y
-      (const float *)(weights + 2752),  // w: weight blocks.1.k.w
-      (const float *)(weights + 3008),  // b: weight blocks.1.k.b
-      n_tokens,  // M: dim M
-      8,  // N: dim N
-      8  // K: dim K
-  );
+  // blocks.1.k_proj: split across the handle's threads (along M, grain 1, when always)
+  {
+    const struct ckw_f32_gemm_nt_bias__args args = {
+        .y = (float *)(arena + 192),  // arena blocks.1.k_proj.y
+        .x = (const float *)(arena + 0),  // arena blocks.1.norm.y
+        .w = (const float *)(weights + 2752),  // weight blocks.1.k.w
+        .b = (const float *)(weights + 3008),  // weight blocks.1.k.b
+        .M = n_tokens,  // dim M
+        .N = 8,  // dim N
+        .K = 8,  // dim K
+    };
+    ckw_pool_run(&h->pool, n_tokens, 1, ckw_f32_gemm_nt_bias__chunk0, &args);
+  }
   if (tap) {
     tap(tap_user, "blocks.1.k_proj.y", (const float *)(arena + 192), 2, (const int64_t[]){n_tokens, 8});
   }
@@ -566,16 +900,19 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
     tap(tap_user, "state:self_k[1,0]<-head_major.y", (const float *)(state + 1152), 3, (const int64_t[]){2, 6, 4});
   }
 
-  // blocks.1.v_proj
-  ckw_f32_gemm_nt_bias(
-      (float *)(arena + 192),  // y: arena blocks.1.v_proj.y
-      (const float *)(arena + 0),  // x: arena blocks.1.norm.y
-      (const float *)(weights + 3072),  // w: weight blocks.1.v.w
-      (const float *)(weights + 3328),  // b: weight blocks.1.v.b
-      n_tokens,  // M: dim M
-      8,  // N: dim N
-      8  // K: dim K
-  );
+  // blocks.1.v_proj: split across the handle's threads (along M, grain 1, when always)
+  {
+    const struct ckw_f32_gemm_nt_bias__args args = {
+        .y = (float *)(arena + 192),  // arena blocks.1.v_proj.y
+        .x = (const float *)(arena + 0),  // arena blocks.1.norm.y
+        .w = (const float *)(weights + 3072),  // weight blocks.1.v.w
+        .b = (const float *)(weights + 3328),  // weight blocks.1.v.b
+        .M = n_tokens,  // dim M
+        .N = 8,  // dim N
+        .K = 8,  // dim K
+    };
+    ckw_pool_run(&h->pool, n_tokens, 1, ckw_f32_gemm_nt_bias__chunk0, &args);
+  }
   if (tap) {
     tap(tap_user, "blocks.1.v_proj.y", (const float *)(arena + 192), 2, (const int64_t[]){n_tokens, 8});
   }
@@ -595,16 +932,19 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
     tap(tap_user, "state:self_v[1,0]<-head_major.y", (const float *)(state + 1536), 3, (const int64_t[]){2, 6, 4});
   }
 
-  // blocks.1.q_proj
-  ckw_f32_gemm_nt_bias(
-      (float *)(arena + 192),  // y: arena blocks.1.q_proj.y
-      (const float *)(arena + 0),  // x: arena blocks.1.norm.y
-      (const float *)(weights + 3392),  // w: weight blocks.1.q.w
-      (const float *)(weights + 3648),  // b: weight blocks.1.q.b
-      n_tokens,  // M: dim M
-      8,  // N: dim N
-      8  // K: dim K
-  );
+  // blocks.1.q_proj: split across the handle's threads (along M, grain 1, when always)
+  {
+    const struct ckw_f32_gemm_nt_bias__args args = {
+        .y = (float *)(arena + 192),  // arena blocks.1.q_proj.y
+        .x = (const float *)(arena + 0),  // arena blocks.1.norm.y
+        .w = (const float *)(weights + 3392),  // weight blocks.1.q.w
+        .b = (const float *)(weights + 3648),  // weight blocks.1.q.b
+        .M = n_tokens,  // dim M
+        .N = 8,  // dim N
+        .K = 8,  // dim K
+    };
+    ckw_pool_run(&h->pool, n_tokens, 1, ckw_f32_gemm_nt_bias__chunk0, &args);
+  }
   if (tap) {
     tap(tap_user, "blocks.1.q_proj.y", (const float *)(arena + 192), 2, (const int64_t[]){n_tokens, 8});
   }
@@ -661,15 +1001,21 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
     tap(tap_user, "blocks.1.mlp.y", (const float *)(arena + 0), 2, (const int64_t[]){n_tokens, 8});
   }
 
-  // logits
-  ckw_f32_logits(
-      (float *)logits,  // y: output logits
-      (const float *)(arena + 0),  // x: arena blocks.1.mlp.y
-      (const float *)(weights + 0),  // w: weight embed.tokens
-      n_tokens,  // M: dim M
-      11,  // V: dim V
-      8  // D: dim D
-  );
+  // logits: split across the handle's threads (along V, grain 2, when n_tokens == 1; along M, grain 1, when always)
+  {
+    const struct ckw_f32_logits__args args = {
+        .y = (float *)logits,  // output logits
+        .x = (const float *)(arena + 0),  // arena blocks.1.mlp.y
+        .w = (const float *)(weights + 0),  // weight embed.tokens
+        .M = n_tokens,  // dim M
+        .V = 11,  // dim V
+        .D = 8,  // dim D
+    };
+    if (n_tokens == 1)
+      ckw_pool_run(&h->pool, 11, 2, ckw_f32_logits__chunk0, &args);
+    else
+      ckw_pool_run(&h->pool, n_tokens, 1, ckw_f32_logits__chunk1, &args);
+  }
   if (tap) {
     tap(tap_user, "logits.y", (const float *)logits, 2, (const int64_t[]){n_tokens, 11});
   }
@@ -987,15 +1333,18 @@ API int ckw_toy_decoder_decode(ckw_toy_decoder_handle *h, int32_t tokens, float 
     tap(tap_user, "blocks.1.mlp.y", (const float *)(arena + 0), 2, (const int64_t[]){1, 8});
   }
 
-  // logits
-  ckw_f32_logits(
-      (float *)logits,  // y: output logits
-      (const float *)(arena + 0),  // x: arena blocks.1.mlp.y
-      (const float *)(weights + 0),  // w: weight embed.tokens
-      1,  // M: dim M
-      11,  // V: dim V
-      8  // D: dim D
-  );
+  // logits: split across the handle's threads (along V, grain 2, when always)
+  {
+    const struct ckw_f32_logits__args args = {
+        .y = (float *)logits,  // output logits
+        .x = (const float *)(arena + 0),  // arena blocks.1.mlp.y
+        .w = (const float *)(weights + 0),  // weight embed.tokens
+        .M = 1,  // dim M
+        .V = 11,  // dim V
+        .D = 8,  // dim D
+    };
+    ckw_pool_run(&h->pool, 11, 2, ckw_f32_logits__chunk0, &args);
+  }
   if (tap) {
     tap(tap_user, "logits.y", (const float *)logits, 2, (const int64_t[]){1, 11});
   }

@@ -34,6 +34,15 @@ typedef struct ckw_toy_decoder_handle ckw_toy_decoder_handle;
 // manifest_path may be NULL: "manifest.json" next to the weights file is read. The manifest's
 // manifest_sha256 must equal the one baked in here (CKW_TOY_DECODER_E_MANIFEST_MISMATCH otherwise).
 int ckw_toy_decoder_create(const char *weights_path, const char *manifest_path, ckw_toy_decoder_handle **out);
+// As create, and the handle starts its worker threads (joined by free): num_threads >= 1 asks
+// for that many (the caller's thread included), 0 reads CKW_NUM_THREADS (a positive integer),
+// else uses the CPUs this process may run on; at most 8. Calls whose kernel declares a
+// split run in chunks over outputs only, so every thread count gives the same bits.
+// create() is create_with_threads(..., 0, out). Negative num_threads: CKW_TOY_DECODER_E_ARGUMENT.
+int ckw_toy_decoder_create_with_threads(const char *weights_path, const char *manifest_path, int num_threads,
+                                        ckw_toy_decoder_handle **out);
+// Threads the handle runs calls on, the caller's included (1 .. 8).
+int ckw_toy_decoder_num_threads(const ckw_toy_decoder_handle *h);
 void ckw_toy_decoder_free(ckw_toy_decoder_handle *h);
 const char *ckw_toy_decoder_strerror(int code);
 // The manifest hash this library was generated against (64 hex digits, "" when weightless).
