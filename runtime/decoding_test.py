@@ -78,10 +78,10 @@ class ScriptedDecoder:
     def set_encoder_memory(self, memory) -> None:
         self.memory = memory
 
-    def prefill(self, tokens: Sequence[int]) -> np.ndarray:
+    def prefill(self, tokens: Sequence[int], rows: Sequence[int] = (-1,)) -> np.ndarray:
         assert self.memory is not None
         self.prefills.append(list(tokens))
-        return self.script(0, int(tokens[-1]))
+        return np.stack([self.script(0, int(tokens[-1]))] * len(rows))  # every row alike: no-speech unused
 
     def decode(self, token: int) -> np.ndarray:
         self.decoded.append(int(token))
@@ -194,11 +194,11 @@ def test_blank_is_suppressed_only_at_the_first_position(variant):
     word = tok.encode(" word")[0]
 
     class Blanky(ScriptedDecoder):
-        def prefill(self, tokens):
+        def prefill(self, tokens, rows=(-1,)):
             self.prefills.append(list(tokens))
             logits = np.zeros(tok.n_vocab, np.float32)
             logits[[space, eot, word]] = [10.0, 9.0, 1.0]
-            return logits
+            return np.stack([logits] * len(rows))
 
         def decode(self, token):
             self.decoded.append(int(token))
@@ -229,9 +229,9 @@ def test_suppressed_tokens_never_win(variant):
             logits[tok.eot] = 2.0 if len(self.decoded) == 2 else 0.0
             return logits
 
-        def prefill(self, tokens):
+        def prefill(self, tokens, rows=(-1,)):
             self.prefills.append(list(tokens))
-            return self._logits()
+            return np.stack([self._logits()] * len(rows))
 
         def decode(self, token):
             self.decoded.append(int(token))
@@ -252,9 +252,9 @@ def test_sample_len_and_context_limits_stop_without_eot():
             logits[word] = 5.0
             return logits
 
-        def prefill(self, tokens):
+        def prefill(self, tokens, rows=(-1,)):
             self.prefills.append(list(tokens))
-            return self._logits()
+            return np.stack([self._logits()] * len(rows))
 
         def decode(self, token):
             self.decoded.append(int(token))

@@ -10,7 +10,7 @@ from typing import Dict, Sequence
 
 import numpy as np
 
-from runtime import abi, runfiles
+from runtime import abi, longform, runfiles
 from runtime.decoding import DecodingOptions, greedy_decode
 from runtime.tokenizer import WhisperTokenizer
 
@@ -61,14 +61,16 @@ class Decoder:
     def set_encoder_memory(self, memory: np.ndarray) -> None:
         self.handle("set_encoder_memory", np.ascontiguousarray(memory, dtype=np.float32))
 
-    def prefill(self, tokens: Sequence[int]) -> np.ndarray:
+    def prefill(self, tokens: Sequence[int], rows: Sequence[int] = (-1,)) -> np.ndarray:
+        """Logits after the prompt positions `rows`, [len(rows), n_vocab] (the C prefill returns
+        every prompt row)."""
         t0 = time.perf_counter()
         ids = np.asarray(tokens, dtype=np.int32)
         logits = np.empty((ids.size, self.n_vocab), np.float32)
         self.handle("reset")
         self.handle("prefill", ids, ids.size, logits)
         self.calls["prefill"] += time.perf_counter() - t0
-        return logits[-1]
+        return logits[list(rows)]
 
     def decode(self, token: int) -> np.ndarray:
         t0 = time.perf_counter()
@@ -137,5 +139,53 @@ class Engine:
                 "prefill": ms(self.decoder.calls["prefill"]),
                 "decode": ms(self.decoder.calls["decode"]),
                 "total": ms(t3 - t0),
+            },
+        }
+
+    def model_info(self) -> Dict:
+        return {
+            "variant": self.variant,
+            "checkpoint_source": self.config.get("source", "unknown"),
+            # create() refused any weights whose manifest differs from the one baked into C.
+            "weights_sha256": self.weights_sha256,
+            "manifest_sha256": self.manifest_sha256,
+        }
+
+    def transcribe_long(self, wav: bytes, options: "longform.TranscribeOptions" = longform.TranscribeOptions(),
+                        on_segment=None) -> Dict:
+        """The whole recording, as openai-whisper's transcribe() (runtime/longform.py): `text`,
+        `segments`, `language`, `tokens` (every text token of the segments), `model`, `timings_ms`."""
+        t0 = time.perf_counter()
+        encoder_s = [0.0]
+
+        def encode(window: np.ndarray) -> np.ndarray:
+            t = time.perf_counter()
+            memory = self.encoder.run(window)
+            encoder_s[0] += time.perf_counter() - t
+            return memory
+
+        try:
+            mel = self.frontend.log_mel(wav)
+            t1 = time.perf_counter()
+            self.decoder.calls = {"prefill": 0.0, "decode": 0.0}
+            result = longform.transcribe(mel, encode, self.decoder, self.tokenizer, options,
+                                         n_audio_ctx=self.config.get("n_audio_ctx", 1500), on_segment=on_segment)
+        except abi.AbiError as e:
+            raise EngineError(str(e)) from e
+        t2 = time.perf_counter()
+        ms = lambda s: round(1000.0 * s, 2)  # noqa: E731
+        return {
+            "text": result["text"],
+            "segments": result["segments"],
+            "tokens": [t for s in result["segments"] for t in s["tokens"] if t < self.tokenizer.eot],
+            "language": result["language"],
+            "windows": result["windows"],
+            "model": self.model_info(),
+            "timings_ms": {
+                "frontend": ms(t1 - t0),
+                "encoder": ms(encoder_s[0]),
+                "prefill": ms(self.decoder.calls["prefill"]),
+                "decode": ms(self.decoder.calls["decode"]),
+                "total": ms(t2 - t0),
             },
         }

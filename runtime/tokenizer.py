@@ -20,6 +20,8 @@ TIME_PRECISION = 0.02
 
 # Language codes that older tokenizer.json files use -> openai-whisper's code for the same token.
 LEGACY_LANGUAGE_CODES = {"iw": "he"}
+# Special tokens that older tokenizer.json files spell differently -> openai-whisper's spelling.
+LEGACY_SPECIAL_TOKENS = {"<|nocaptions|>": "<|nospeech|>"}
 
 
 def _merge_parts(merge) -> List[str]:
@@ -90,6 +92,7 @@ class WhisperTokenizer:
         # Special tokens as openai-whisper spells them (decode keeps them as text).
         self._special_text: Dict[int, str] = {}
         legacy_text = {f"<|{a}|>": f"<|{b}|>" for a, b in LEGACY_LANGUAGE_CODES.items()}
+        legacy_text.update(LEGACY_SPECIAL_TOKENS)
         for t in range(self.eot, self.timestamp_begin):
             text = self._tok.id_to_token(t)
             if text is None:

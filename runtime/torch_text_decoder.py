@@ -60,14 +60,19 @@ class TorchTextDecoder:
         self._cache = {}  # the cross-attention K/V belonged to the previous memory
         self._position = None
 
-    def prefill(self, tokens: Sequence[int]) -> np.ndarray:
+    def prefill(self, tokens: Sequence[int], rows: Sequence[int] = (-1,)) -> np.ndarray:
+        """Logits after the prompt positions `rows`, float32 [len(rows), n_vocab]."""
         if self._memory is None:
             raise TorchTextDecoderError("prefill before set_encoder_memory: set the encoder memory first")
         tokens = [int(t) for t in tokens]
         if not 1 <= len(tokens) <= self.n_text_ctx:
             raise TorchTextDecoderError(f"prefill with {len(tokens)} tokens; needs 1..{self.n_text_ctx}")
+        rows = [int(r) for r in rows]
+        for r in rows:
+            if not -len(tokens) <= r < len(tokens):
+                raise TorchTextDecoderError(f"prefill row {r} is outside the {len(tokens)}-token prompt")
         self._cache = {}
-        logits = self._forward(tokens)
+        logits = self._forward(tokens, rows)
         self._position = len(tokens)
         return logits
 
@@ -80,11 +85,11 @@ class TorchTextDecoder:
             raise TorchTextDecoderError(
                 f"decode at position {self._position}: the text context holds {self.n_text_ctx} tokens"
             )
-        logits = self._forward([int(token)])
+        logits = self._forward([int(token)], [-1])[0]
         self._position += 1
         return logits
 
-    def _forward(self, tokens: Sequence[int]) -> np.ndarray:
+    def _forward(self, tokens: Sequence[int], rows: Sequence[int]) -> np.ndarray:
         for t in tokens:
             if not 0 <= t < self._n_vocab:
                 raise TorchTextDecoderError(f"token id {t} is outside the vocabulary [0, {self._n_vocab})")
@@ -97,4 +102,4 @@ class TorchTextDecoder:
             for h in hooks:
                 h.remove()
         self._cache = cache
-        return logits[0, -1].float().numpy().copy()
+        return logits[0, list(rows)].float().numpy().copy()

@@ -1,27 +1,54 @@
 """Transcribe audio with the generated Whisper libraries.
 
     ./bazelw run //tools:transcribe                          # built-in demo clip
-    ./bazelw run //tools:transcribe -- --wav meeting.wav --model base --output_format json
+    ./bazelw run //tools:transcribe -- --wav meeting.wav --model base --language auto --output_format srt
+
+The whole recording is transcribed in 30 s windows with openai-whisper's `transcribe()`
+semantics (runtime/longform.py): timestamps, segments, temperature fallback, conditioning on
+the previous text, no-speech skipping.
 """
 
-import json
 import os
 import sys
 
 from absl import app, flags
 
-from runtime import audio_input, runfiles
-from runtime.decoding import DecodingOptions
+from runtime import audio_input, output_formats, runfiles
 from runtime.engine import Engine, EngineError
+from runtime.longform import TranscribeOptions, temperature_schedule
+from runtime.output_formats import format_timestamp
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("wav", None, "Audio file (WAV goes straight to the C frontend; flac, ogg, mp3, ... are decoded first). "
                     "Relative to where you ran the command. Default: the built-in demo clip.")
 flags.DEFINE_enum("model", "tiny", ["tiny", "base"], "Checkpoint variant (tiny = tiny.en, base = multilingual base).")
-flags.DEFINE_string("language", "en", "Spoken language (a code such as en, de, fr).")
+flags.DEFINE_string("language", "en", "Spoken language (a code such as en, de, fr), or auto: detect it from the first "
+                    "30 s (multilingual models; English-only models always use en).")
 flags.DEFINE_enum("task", "transcribe", ["transcribe", "translate"], "Transcribe, or translate to English.")
-flags.DEFINE_enum("output_format", "txt", ["txt", "json"], "txt: the transcript; json: text, tokens, language, model, timings.")
+flags.DEFINE_enum("output_format", "txt", list(output_formats.FORMATS),
+                  "txt: one line per segment; json: text, segments, tokens, language, model, timings; "
+                  "srt, vtt: subtitles; tsv: start and end in ms, text.")
 flags.DEFINE_string("output", None, "Write here instead of stdout (relative to where you ran the command).")
+flags.DEFINE_float("temperature", 0.0, "Sampling temperature of the first attempt per window (0: greedy).")
+flags.DEFINE_string("temperature_increment_on_fallback", "0.2",
+                    "Raise the temperature by this much (up to 1.0) when a window fails the thresholds below; "
+                    "none: no fallback.")
+flags.DEFINE_string("compression_ratio_threshold", "2.4", "A window whose gzip compression ratio is higher failed "
+                    "(too repetitive); none: no check.")
+flags.DEFINE_string("logprob_threshold", "-1.0", "A window whose average token log-probability is lower failed; "
+                    "none: no check.")
+flags.DEFINE_string("no_speech_threshold", "0.6", "A window whose no-speech probability is higher and whose average "
+                    "log-probability is below --logprob_threshold is silence: skipped; none: never skip.")
+flags.DEFINE_bool("condition_on_previous_text", True, "Prompt each window with the text so far (reset after a window "
+                  "that needed a temperature above 0.5).")
+flags.DEFINE_string("initial_prompt", None, "Text to prompt the first window with (vocabulary, spelling, style).")
+flags.DEFINE_bool("carry_initial_prompt", False, "Prepend --initial_prompt to the prompt of every window.")
+flags.DEFINE_bool("without_timestamps", False, "Decode text only: one segment per 30 s window.")
+flags.DEFINE_string("clip_timestamps", "0", "Only these parts: start,end,start,end,... in seconds (the last end "
+                    "defaults to the end of the recording).")
+flags.DEFINE_integer("best_of", None, "Samples per window when sampling (temperature > 0); the likeliest wins.")
+flags.DEFINE_integer("seed", 0, "Seed of the sampler used at temperature > 0.")
+flags.DEFINE_bool("verbose", False, "Print each segment to stderr as soon as it is decoded.")
 
 DEMO_CLIP = "tools/demo_clip.wav"
 
@@ -39,10 +66,49 @@ def _write_atomically(path: str, text: str) -> None:
     os.replace(tmp, path)
 
 
+def _optional_float(name: str):
+    text = getattr(FLAGS, name).strip()
+    if text.lower() == "none":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"--{name}={text!r} is not a number; give a number or none") from None
+
+
+def options_from_flags() -> TranscribeOptions:
+    if not 0.0 <= FLAGS.temperature <= 1.0:
+        raise ValueError(f"--temperature={FLAGS.temperature} is outside [0, 1]")
+    if FLAGS.best_of is not None and FLAGS.best_of < 1:
+        raise ValueError(f"--best_of={FLAGS.best_of} must be at least 1")
+    language = FLAGS.language.strip()
+    return TranscribeOptions(
+        language=None if language.lower() == "auto" else language,
+        task=FLAGS.task,
+        temperature=temperature_schedule(FLAGS.temperature, _optional_float("temperature_increment_on_fallback")),
+        compression_ratio_threshold=_optional_float("compression_ratio_threshold"),
+        logprob_threshold=_optional_float("logprob_threshold"),
+        no_speech_threshold=_optional_float("no_speech_threshold"),
+        condition_on_previous_text=FLAGS.condition_on_previous_text,
+        initial_prompt=FLAGS.initial_prompt,
+        carry_initial_prompt=FLAGS.carry_initial_prompt,
+        without_timestamps=FLAGS.without_timestamps,
+        clip_timestamps=FLAGS.clip_timestamps,
+        best_of=FLAGS.best_of,
+        seed=FLAGS.seed,
+    )
+
+
+def _print_segment(segment) -> None:
+    print(f"[{format_timestamp(segment['start'])} --> {format_timestamp(segment['end'])}] {segment['text']}",
+          file=sys.stderr, flush=True)
+
+
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
     try:
+        options = options_from_flags()
         if FLAGS.wav:
             wav = audio_input.load_audio_bytes(_user_path(FLAGS.wav))
         else:
@@ -51,14 +117,12 @@ def main(argv):
                   file=sys.stderr)
             wav = audio_input.load_audio_bytes(demo)
         engine = Engine.from_runfiles(FLAGS.model)
-        result = engine.transcribe(wav, DecodingOptions(language=FLAGS.language, task=FLAGS.task))
+        result = engine.transcribe_long(wav, options, on_segment=_print_segment if FLAGS.verbose else None)
     except (audio_input.AudioInputError, EngineError, ValueError) as e:
         print(f"transcribe: error: {e}", file=sys.stderr)
         return 1
-    if FLAGS.output_format == "json":
-        out = json.dumps(result, ensure_ascii=False, indent=2) + "\n"
-    else:
-        out = result["text"] + "\n"
+    keys = ("text", "segments", "tokens", "language", "model", "timings_ms")
+    out = output_formats.render({k: result[k] for k in keys}, FLAGS.output_format)
     if FLAGS.output:
         _write_atomically(_user_path(FLAGS.output), out)
     else:

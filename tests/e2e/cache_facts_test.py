@@ -86,7 +86,7 @@ def test_interleaved_variants_give_the_tokens_they_give_alone(engines, memories)
     for v, e in engines.items():
         e.decoder.set_encoder_memory(memories[v])
     for v, e in engines.items():
-        state[v] = {"logits": e.decoder.prefill(initial_tokens(e.tokenizer, DecodingOptions())), "tokens": []}
+        state[v] = {"logits": e.decoder.prefill(initial_tokens(e.tokenizer, DecodingOptions()))[0], "tokens": []}
     suppress = {v: e.tokenizer.suppress_tokens() for v, e in engines.items()}
     blank = {v: e.tokenizer.blank_tokens() for v, e in engines.items()}
     active = set(engines)

@@ -41,7 +41,7 @@ def test_incremental_logits_equal_a_full_forward_pass():
     text = tok.encode(" And so my fellow Americans, ask not")
     dec = TorchTextDecoder(model)
     dec.set_encoder_memory(memory)
-    steps = [dec.prefill(prefix)] + [dec.decode(t) for t in text]
+    steps = [dec.prefill(prefix)[0]] + [dec.decode(t) for t in text]
     assert dec.position == len(prefix) + len(text)
     reference = full_logits(model, prefix + text, memory)[len(prefix) - 1:]
     got = np.stack(steps)
@@ -79,7 +79,22 @@ def test_prefill_restarts_the_sequence():
     dec.decode(tok.encode(" And")[0])
     again = dec.prefill([tok.sot, tok.no_timestamps])
     np.testing.assert_array_equal(first, again)
+    assert first.shape == (1, model.dims.n_vocab)
     assert dec.position == 2
+
+
+def test_prefill_returns_the_requested_rows():
+    model, tok, memory, _ = setup()
+    prefix = [tok.sot, tok.no_timestamps] + tok.encode(" And so")
+    dec = TorchTextDecoder(model)
+    dec.set_encoder_memory(memory)
+    rows = dec.prefill(prefix, rows=(0, -1, 2))
+    reference = full_logits(model, prefix, memory)
+    assert rows.dtype == np.float32 and rows.shape == (3, model.dims.n_vocab)
+    scale = np.abs(reference).max()
+    np.testing.assert_allclose(rows, reference[[0, -1, 2]], rtol=0, atol=2e-5 * scale)
+    with pytest.raises(TorchTextDecoderError, match="row 4"):
+        dec.prefill(prefix, rows=(4,))
 
 
 def test_new_memory_invalidates_the_sequence():
@@ -90,7 +105,7 @@ def test_new_memory_invalidates_the_sequence():
     dec.set_encoder_memory(memory * 0.5)
     with pytest.raises(TorchTextDecoderError, match="prefill"):
         dec.decode(tok.eot)
-    changed = dec.prefill([tok.sot, tok.no_timestamps])
+    changed = dec.prefill([tok.sot, tok.no_timestamps])[0]
     np.testing.assert_allclose(changed, full_logits(model, [tok.sot, tok.no_timestamps], memory * 0.5)[-1],
                                rtol=0, atol=1e-4)
 

@@ -1,0 +1,77 @@
+"""//tools:transcribe in-process: every output format, the long-form flags, one-line errors."""
+
+import json
+import os
+
+import pytest
+from absl import flags
+
+from runtime import runfiles
+from tools import transcribe
+
+FLAGS = flags.FLAGS
+
+
+def run(capsys, *args):
+    FLAGS.unparse_flags()
+    FLAGS(["transcribe", *args])
+    rc = transcribe.main(["transcribe"])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+@pytest.fixture(scope="module")
+def jfk():
+    return runfiles.locate("test_audio", "jfk.wav")
+
+
+def test_json_has_segments_and_the_old_keys(capsys, jfk):
+    rc, out, _ = run(capsys, f"--wav={jfk}", "--output_format=json")
+    assert rc == 0
+    result = json.loads(out)
+    assert set(result) == {"text", "segments", "tokens", "language", "model", "timings_ms"}
+    assert result["text"].strip().startswith("And so my fellow Americans")
+    assert result["language"] == "en" and result["model"]["variant"] == "tiny"
+    assert len(result["segments"]) >= 1 and result["segments"][-1]["end"] <= 11.0
+    keys = {"id", "seek", "start", "end", "text", "tokens", "temperature", "avg_logprob", "compression_ratio",
+            "no_speech_prob"}
+    for segment in result["segments"]:
+        assert set(segment) == keys
+    text_tokens = [t for s in result["segments"] for t in s["tokens"] if t < 50256]
+    assert result["tokens"] == text_tokens
+    assert set(result["timings_ms"]) >= {"frontend", "encoder", "prefill", "decode", "total"}
+
+
+@pytest.mark.parametrize("fmt,start", [("txt", "And so my fellow Americans"), ("srt", "1\n00:00:00,000 --> "),
+                                       ("vtt", "WEBVTT\n\n00:00.000 --> "), ("tsv", "start\tend\ttext\n0\t")])
+def test_subtitle_and_text_formats(capsys, jfk, fmt, start):
+    rc, out, _ = run(capsys, f"--wav={jfk}", f"--output_format={fmt}")
+    assert rc == 0 and out.startswith(start)
+
+
+def test_without_timestamps_flags_and_output_file(capsys, jfk, tmp_path):
+    target = tmp_path / "out.json"
+    rc, out, err = run(capsys, f"--wav={jfk}", "--output_format=json", f"--output={target}", "--without_timestamps",
+                       "--temperature_increment_on_fallback=none", "--nocondition_on_previous_text",
+                       "--initial_prompt=President Kennedy.", "--verbose")
+    assert rc == 0 and out == ""
+    result = json.loads(target.read_text(encoding="utf-8"))
+    (segment,) = result["segments"]  # one window, no timestamps: one segment over the clip
+    assert segment["start"] == 0.0 and segment["end"] == 11.0
+    assert all(t < 50256 for t in segment["tokens"])
+    assert "-->" in err  # --verbose prints segments to stderr
+    assert not [p for p in os.listdir(tmp_path) if ".tmp" in p]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--logprob_threshold=low"], "--logprob_threshold='low' is not a number"),
+    (["--language=de"], "needs a multilingual checkpoint"),
+    (["--wav=/nonexistent.wav"], "no such file"),
+    (["--clip_timestamps=1,x"], "clip_timestamps"),
+    (["--temperature=1.5"], "outside [0, 1]"),
+])
+def test_errors_are_one_line(capsys, jfk, args, message):
+    rc, out, err = run(capsys, f"--wav={jfk}", *args)
+    assert rc == 1 and out == ""
+    lines = [line for line in err.splitlines() if line.startswith("transcribe: error:")]
+    assert len(lines) == 1 and message in lines[0], err
