@@ -1,15 +1,37 @@
-"""ctypes declarations of the generated C ABI (tools/codegen/README.md), one place for all users.
+"""ctypes over the generated C ABI (tools/codegen/README.md, "Generated ABI"), one place for all users.
 
-numpy buffers go to C without copies (ndpointer, C-contiguous float32/int32).
+Every generated library describes itself: `<prefix>_abi_json()` returns its ABI as JSON (the same
+bytes as the `abi.json` the compiler writes beside the .c), rendered from the one description the
+header is rendered from too (tools/codegen/abi.py). `Library` reads it and builds its ctypes table
+from it (`ctypes_table`), so no signature of a generated entry point is restated here. Hand-declared
+are only `<prefix>_abi_json` itself, `TAP_FN` (checked against the library's `<prefix>_tap_fn`) and
+the map from C types to ctypes (`_CTYPES`): numpy buffers go to C without copies (ndpointer,
+C-contiguous float32/int32/uint8); a C type missing from the map fails the load, naming the
+function and parameter.
+
+Error codes: the constants below (OK, E_*) are the runtime's expectation. They must exist before
+any library is loaded (engine.py and tests compare statuses with them), so they are not read from
+a library; instead every library loaded must agree with them, name for name and code for code, or
+`Library` raises AbiError naming the differences. The codes' single source is the compiler's table
+(tools/codegen/abi.py `ERRORS`); the runtime does not import the compiler, so a drift between the
+two shows up as a clear load-time error, never as a misread status.
 """
 
 import ctypes
+import json
+import re
 
 import numpy as np
 
 OK = 0
 E_ARGUMENT, E_IO, E_MANIFEST_MISMATCH, E_WEIGHTS_SIZE, E_NO_MEMORY = -1, -2, -3, -4, -5
 E_MISSING_INPUT, E_CROSS_KV_INVALID, E_CONTEXT_FULL, E_KERNEL = -6, -7, -8, -9
+ERROR_CODES = {
+    "OK": OK, "E_ARGUMENT": E_ARGUMENT, "E_IO": E_IO, "E_MANIFEST_MISMATCH": E_MANIFEST_MISMATCH,
+    "E_WEIGHTS_SIZE": E_WEIGHTS_SIZE, "E_NO_MEMORY": E_NO_MEMORY, "E_MISSING_INPUT": E_MISSING_INPUT,
+    "E_CROSS_KV_INVALID": E_CROSS_KV_INVALID, "E_CONTEXT_FULL": E_CONTEXT_FULL, "E_KERNEL": E_KERNEL,
+}
+ABI_VERSION = 1  # abi.json's "abi_version" this module reads
 
 _F32 = np.ctypeslib.ndpointer(np.float32, flags="C_CONTIGUOUS")
 _I32 = np.ctypeslib.ndpointer(np.int32, flags="C_CONTIGUOUS")
@@ -20,58 +42,157 @@ _H = ctypes.c_void_p
 # (user, "<node>.<port>", data, rank, shape) per f32 output; data is valid only during the call.
 TAP_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_float), ctypes.c_int64,
                           ctypes.POINTER(ctypes.c_int64))
+# TAP_FN's C type, as abi.json spells it: (returns, parameter ctypes). A library whose
+# <prefix>_tap_fn differs is refused.
+_TAP_SIGNATURE = ("void", ["void *", "const char *", "const float *", "int64_t", "const int64_t *"])
 
-_COMMON = {
-    "create": ([ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(_H)], ctypes.c_int),
-    "create_with_threads": ([ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(_H)], ctypes.c_int),
-    "num_threads": ([_H], ctypes.c_int),
-    "free": ([_H], None),
-    "strerror": ([ctypes.c_int], ctypes.c_char_p),
-    "last_error": ([_H], ctypes.c_char_p),
-    "manifest_sha256": ([], ctypes.c_char_p),
-    "dim": ([ctypes.c_char_p], ctypes.c_int64),
-    "set_tap": ([_H, TAP_FN, ctypes.c_void_p], ctypes.c_int),
+# C type (as abi.json spells it) -> ctypes. The library's own types (`<prefix>_handle *`,
+# `<prefix>_handle **`, `<prefix>_tap_fn`) are added per library by `_ctype`.
+_CTYPES = {
+    "int": ctypes.c_int,
+    "int16_t": ctypes.c_int16,
+    "int32_t": ctypes.c_int32,
+    "int64_t": ctypes.c_int64,
+    "uint8_t": ctypes.c_uint8,
+    "size_t": ctypes.c_size_t,
+    "float": ctypes.c_float,
+    "double": ctypes.c_double,
+    "float *": _F32,
+    "const float *": _F32,
+    "int32_t *": _I32,
+    "const int32_t *": _I32,
+    "uint8_t *": _U8,
+    "const uint8_t *": _U8,
+    "int64_t *": ctypes.POINTER(ctypes.c_int64),
+    "const int64_t *": ctypes.POINTER(ctypes.c_int64),
+    "char *": ctypes.c_char_p,
+    "const char *": ctypes.c_char_p,
+    "void *": ctypes.c_void_p,
+    "const void *": ctypes.c_void_p,
 }
-_PARTS = {
-    "encoder": {"run": ([_H, _F32, _F32], ctypes.c_int)},
-    "decoder": {
-        "set_encoder_memory": ([_H, _F32], ctypes.c_int),
-        "prefill": ([_H, _I32, ctypes.c_int64, _F32], ctypes.c_int),
-        "decode": ([_H, ctypes.c_int32, _F32], ctypes.c_int),
-        "reset": ([_H], ctypes.c_int),
-        "position": ([_H], ctypes.c_int64),
-        "cross_kv_projections": ([_H], ctypes.c_int64),
-    },
-    "frontend": {
-        "run_shape": ([_H, _U8, ctypes.c_int64, ctypes.POINTER(ctypes.c_int64)], ctypes.c_int),
-        "run": ([_H, _U8, ctypes.c_int64, _F32, ctypes.c_int64], ctypes.c_int),
-    },
-}
+_TOKEN = re.compile(r"[A-Za-z_]\w*|\*")
 
 
 class AbiError(RuntimeError):
-    def __init__(self, message: str, code: int):
+    """A non-OK status of a generated entry point (`code`), or a library whose ABI this runtime
+    cannot use (`code` None)."""
+
+    def __init__(self, message: str, code: int | None = None):
         super().__init__(message)
         self.code = code
 
 
+def normalize_ctype(ctype: str) -> str:
+    """'const  float*' -> 'const float *', 'h * *' -> 'h **': the spelling abi.json uses."""
+    out = ""
+    for tok in _TOKEN.findall(ctype):
+        if tok == "*":
+            out += "*" if out.endswith("*") else " *"
+        else:
+            out += (" " if out else "") + tok
+    return out
+
+
+def _ctype(ctype: str, prefix: str, where: str, returns: bool = False):
+    """The ctypes type for a C type of library `prefix`; AbiError naming `where` if unknown."""
+    c = normalize_ctype(ctype)
+    if returns and c == "void":
+        return None
+    if c in (f"{prefix}_handle *", f"const {prefix}_handle *"):
+        return _H
+    if c == f"{prefix}_handle **":
+        return ctypes.POINTER(_H)
+    if c == f"{prefix}_tap_fn":
+        return TAP_FN
+    if c in _CTYPES:
+        return _CTYPES[c]
+    raise AbiError(f"{where}: unknown C type '{ctype}': runtime/abi.py has no ctypes mapping for it "
+                   f"(add it to _CTYPES, or fix the generator)")
+
+
+def ctypes_table(abi: dict, where: str = "abi_json") -> dict[str, tuple[list, object]]:
+    """Function name without `<prefix>_` -> (argtypes, restype), from a library's ABI description.
+    Raises AbiError naming the function and parameter for a C type without a ctypes mapping, and
+    when the library's tap type is not TAP_FN's."""
+    prefix = abi["prefix"]
+    for t in abi.get("types", []):
+        if t["name"] == f"{prefix}_tap_fn":
+            got = (normalize_ctype(t["returns"]), [normalize_ctype(p["ctype"]) for p in t["params"]])
+            if got != _TAP_SIGNATURE:
+                raise AbiError(f"{where}: {t['name']} is {got[0]} (*)({', '.join(got[1])}), but TAP_FN is "
+                               f"{_TAP_SIGNATURE[0]} (*)({', '.join(_TAP_SIGNATURE[1])}): update runtime/abi.py")
+    table = {}
+    for fn in abi["functions"]:
+        name = fn["name"]
+        if not name.startswith(prefix + "_"):
+            raise AbiError(f"{where}: function {name} does not carry the library prefix {prefix}_")
+        argtypes = []
+        for i, p in enumerate(fn["params"]):
+            argtypes.append(_ctype(p["ctype"], prefix, f"{where}: {name}: parameter {i} '{p['name']}'"))
+        restype = _ctype(fn["returns"], prefix, f"{where}: {name}: return type", returns=True)
+        table[name[len(prefix) + 1:]] = (argtypes, restype)
+    return table
+
+
+def check_errors(abi: dict, where: str = "abi_json") -> None:
+    """AbiError unless the library's error codes are exactly this runtime's (ERROR_CODES)."""
+    got = {e["name"]: e["code"] for e in abi["errors"]}
+    if got != ERROR_CODES:
+        diff = [f"{n}: library {got.get(n, 'none')}, runtime {ERROR_CODES.get(n, 'none')}"
+                for n in sorted(set(got) | set(ERROR_CODES), key=lambda n: (ERROR_CODES.get(n, 1), n))
+                if got.get(n) != ERROR_CODES.get(n)]
+        raise AbiError(f"{where}: error codes differ from runtime/abi.py's ({'; '.join(diff)}); "
+                       f"rebuild the library or update the constants")
+
+
+def read_abi_json(lib: ctypes.CDLL, prefix: str, where: str) -> str:
+    """The text `<prefix>_abi_json()` returns (the only hand-declared symbol)."""
+    try:
+        fn = getattr(lib, prefix + "_abi_json")
+    except AttributeError:
+        raise AbiError(f"{where}: no {prefix}_abi_json(): not a generated library with prefix {prefix}, or built "
+                       f"before the ABI was data; rebuild it") from None
+    fn.argtypes, fn.restype = [], ctypes.c_char_p
+    return fn().decode("ascii")
+
+
 class Library:
-    """One generated library: `lib.call("prefill", h, ...)` calls <prefix>_prefill."""
+    """One generated library: `lib.call("prefill", h, ...)` calls <prefix>_prefill with the
+    argtypes/restype its own abi_json declares. `abi` is the parsed description, `abi_json` its text."""
 
     def __init__(self, path: str, prefix: str, part: str):
         self.path = path
         self.lib = ctypes.CDLL(path)
         self.prefix = prefix + "_"
-        for name, (args, res) in {**_COMMON, **_PARTS[part]}.items():
+        self.abi_json = read_abi_json(self.lib, prefix, path)
+        self.abi = json.loads(self.abi_json)
+        where = f"{path} ({prefix}_abi_json)"
+        if self.abi.get("abi_version") != ABI_VERSION:
+            raise AbiError(f"{where}: abi_version {self.abi.get('abi_version')!r}, this runtime reads {ABI_VERSION}")
+        if (self.abi["prefix"], self.abi["part"]) != (prefix, part):
+            raise AbiError(f"{where}: the library is {self.abi['prefix']} (part {self.abi['part']}), "
+                           f"expected {prefix} (part {part})")
+        check_errors(self.abi, where)
+        self._fns = {}
+        for name, (args, res) in ctypes_table(self.abi, where).items():
             fn = getattr(self.lib, self.prefix + name)
             fn.argtypes, fn.restype = args, res
+            self._fns[name] = fn
+
+    @property
+    def functions(self) -> list[str]:
+        """The library's entry points, without the prefix, in ABI order."""
+        return list(self._fns)
 
     @classmethod
     def for_model(cls, path: str, variant: str, part: str) -> "Library":
         return cls(path, f"ckw_{variant}_{part}", part)
 
     def call(self, name, *args):
-        return getattr(self.lib, self.prefix + name)(*args)
+        fn = self._fns.get(name)
+        if fn is None:
+            raise AbiError(f"{self.prefix}{name}: not in {self.path}'s ABI (it has {', '.join(self._fns)})")
+        return fn(*args)
 
     def dim(self, name: str) -> int:
         return self.call("dim", name.encode())

@@ -12,8 +12,8 @@ from whisper.decoding import DecodingOptions as OpenAIOptions
 from whisper.decoding import DecodingTask
 from whisper.tokenizer import get_tokenizer
 
-from models.whisper.checkpoint.openai_whisper_ref import load_openai_whisper
 from models.whisper.checkpoint.packed import runfiles_checkpoint_dir
+from models.whisper.reference.openai_whisper_ref import load_openai_whisper
 from runtime.decoding import DecodingOptions, initial_tokens
 from runtime.tokenizer import WhisperTokenizer
 

@@ -2,10 +2,11 @@
 read a kernel map's tolerance constant, list the ISA paths this CPU can run."""
 
 import ctypes
-import json
 import os
 
 import numpy as np
+
+from tools.codegen import load as codegen_load
 
 
 def family_dir(family):
@@ -17,8 +18,9 @@ def load(family, so_name):
 
 
 def kernel_map(family, map_name):
-    with open(os.path.join(family_dir(family), map_name + ".json")) as f:
-        return json.load(f)
+    """The map as the compiler reads it (`extends` resolved, validated); its base files must be
+    in the test's data too."""
+    return codegen_load.resolve_kernel_map(os.path.join(family_dir(family), map_name + ".json"))
 
 
 def tol_c(family, map_name):

@@ -9,11 +9,11 @@ the cached decoder adapter. One Bazel target per variant selects its cases with 
 import pytest
 
 from models.whisper.checkpoint.packed import runfiles_checkpoint_dir
+from models.whisper.reference import openai_reference
+from models.whisper.reference.torch_text_decoder import TorchTextDecoder
 from runtime import runfiles
 from runtime.decoding import DecodingOptions, greedy_decode
 from runtime.tokenizer import WhisperTokenizer
-from runtime.torch_text_decoder import TorchTextDecoder
-from tests.e2e import openai_reference
 
 # jfk.wav and four LibriSpeech utterances: test-clean and test-other, wav and flac.
 CLIPS = [

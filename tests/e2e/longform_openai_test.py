@@ -28,11 +28,11 @@ import torch
 import whisper
 
 from models.whisper.checkpoint.packed import runfiles_checkpoint_dir
+from models.whisper.reference import openai_reference
+from models.whisper.reference.torch_text_decoder import TorchTextDecoder
 from runtime import audio_input, longform, runfiles
 from runtime.engine import Engine
 from runtime.tokenizer import WhisperTokenizer
-from runtime.torch_text_decoder import TorchTextDecoder
-from tests.e2e import openai_reference
 
 TEMPERATURES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
 SONNETS = "long/shakespeare_sonnets_I-III_concat.flac"

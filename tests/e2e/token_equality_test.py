@@ -14,10 +14,10 @@ import pytest
 import torch
 import whisper
 
+from models.whisper.reference import openai_reference
 from runtime import audio_input, runfiles
 from runtime.decoding import DecodingOptions, greedy_decode
 from runtime.engine import N_FRAMES, Engine
-from tests.e2e import openai_reference
 
 VARIANT = os.environ["CKW_VARIANT"]
 

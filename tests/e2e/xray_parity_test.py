@@ -35,10 +35,10 @@ import torch
 import whisper
 
 from models.whisper.checkpoint.packed import runfiles_checkpoint_dir
+from models.whisper.reference import openai_reference
+from models.whisper.reference import xray_reference as xr
 from runtime import abi, runfiles
 from runtime.tokenizer import WhisperTokenizer
-from tests.e2e import openai_reference
-from tests.e2e import xray_reference as xr
 
 VARIANTS = ["tiny", "base"]
 
@@ -227,7 +227,7 @@ def compare(stage: str, taps: List[Tuple[str, np.ndarray]], ref: Dict[str, np.nd
             rows.append(row(stage, edge, f"{ref_edge} ({kind})", view(kind, data, full.shape[0]), full))
         else:
             rows.append({"stage": stage, "edge": edge, "ref": "", "shape": data.shape,
-                         "error": "no reference edge: add it to xray_reference.py or MAPPED"})
+                         "error": "no reference edge: add it to models/whisper/reference/xray_reference.py or MAPPED"})
     for ref_edge in ref:
         if ref_edge in seen or ref_edge in skip_ref:
             continue

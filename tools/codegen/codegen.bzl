@@ -2,6 +2,7 @@
 
 Starlark cannot read the circuit JSON at analysis time, so the caller states the part and
 phases; the compiler's outputs are then known: <out>/ckw_<variant>_<part>.{c,h},
+<out>/abi.json (the ABI as data, also returned by the library's ckw_<variant>_<part>_abi_json()),
 <out>/plan_<phase>.json and <out>/ir.json.
 """
 
@@ -12,6 +13,7 @@ def _ckw_codegen_impl(ctx):
     c = ctx.actions.declare_file("%s/%s.c" % (ctx.label.name, prefix))
     h = ctx.actions.declare_file("%s/%s.h" % (ctx.label.name, prefix))
     ir = ctx.actions.declare_file("%s/ir.json" % ctx.label.name)
+    abi = ctx.actions.declare_file("%s/abi.json" % ctx.label.name)
     plans = [ctx.actions.declare_file("%s/plan_%s.json" % (ctx.label.name, p)) for p in ctx.attr.phases]
     args = ctx.actions.args()
     args.add("--circuit", ctx.file.circuit)
@@ -30,18 +32,18 @@ def _ckw_codegen_impl(ctx):
         executable = ctx.executable._compiler,
         arguments = [args],
         inputs = inputs,
-        outputs = [c, h, ir] + plans,
+        outputs = [c, h, abi, ir] + plans,
         mnemonic = "CkwCodegen",
         progress_message = "Compiling circuit %s into %s" % (ctx.file.circuit.short_path, prefix),
     )
     return [
-        DefaultInfo(files = depset([c, h, ir] + plans)),
-        OutputGroupInfo(c = depset([c]), h = depset([h]), json = depset([ir] + plans)),
+        DefaultInfo(files = depset([c, h, abi, ir] + plans)),
+        OutputGroupInfo(c = depset([c]), h = depset([h]), json = depset([abi, ir] + plans)),
     ]
 
 ckw_codegen = rule(
     implementation = _ckw_codegen_impl,
-    doc = "Runs the circuit compiler: generated C, its ABI header, per-phase plans and the call IR.",
+    doc = "Runs the circuit compiler: generated C, its ABI header and abi.json, per-phase plans and the call IR.",
     attrs = {
         "circuit": attr.label(allow_single_file = [".json"], mandatory = True, doc = "Circuit JSON."),
         "config": attr.label(allow_single_file = [".json"], mandatory = True, doc = "Model config JSON (dims)."),

@@ -1,9 +1,18 @@
-"""Pass 1: read circuit, kernel-map and config JSON and validate them against the schemas."""
+"""Pass 1: read circuit, kernel-map and config JSON and validate them against the schemas.
 
+A kernel map may state only how it differs from another map in its folder:
+`"extends": "f32_gemm_nt_bias.json"`. The loader reads the base (recursively), deep-merges the
+extending map over it (objects merge key by key and the extending map's value wins; lists and
+scalars replace whole; a JSON null deletes the key) and validates the resolved document with
+kernel_map.schema.json; the raw extending document is validated first with
+kernel_map_extends.schema.json. Everything else reads maps through `resolve_kernel_map`.
+"""
+
+import copy
 import json
 import os
 from dataclasses import dataclass
-from typing import Dict, List
+from typing import Dict, List, Tuple
 
 import jsonschema
 
@@ -16,7 +25,8 @@ _SCHEMA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "schemas"
 @dataclass(frozen=True)
 class Document:
     path: str  # as given (relative paths stay relative so diagnostics and stamps are stable)
-    data: dict
+    data: dict  # for a kernel map: resolved (no `extends`)
+    bases: Tuple[str, ...] = ()  # kernel map: the `extends` chain, nearest base first
 
 
 def _read_json(path: str) -> dict:
@@ -39,7 +49,7 @@ def _pointer(path) -> str:
     return "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in path)
 
 
-def _validate(doc: Document, validator) -> None:
+def _validate(doc: Document, validator, note: str = "") -> None:
     errors = sorted(validator.iter_errors(doc.data), key=lambda e: (list(map(str, e.absolute_path)), e.message))
     if not errors:
         return
@@ -47,7 +57,7 @@ def _validate(doc: Document, validator) -> None:
     # oneOf failures hide the useful message in their context: report the deepest one.
     while error.context:
         error = jsonschema.exceptions.best_match(error.context)
-    raise CompileError(f"{doc.path}: {_pointer(error.absolute_path)}: expected {_expected(error)}")
+    raise CompileError(f"{doc.path}: {_pointer(error.absolute_path)}: expected {_expected(error)}{note}")
 
 
 def _expected(error) -> str:
@@ -67,15 +77,71 @@ def load_circuit(path: str) -> Document:
 
 
 def load_kernel_map(path: str) -> Document:
-    doc = Document(path, _read_json(path))
-    _validate(doc, _schema("kernel_map.schema.json"))
+    """A kernel map, its `extends` chain resolved, validated (schema and `parallel`)."""
+    return _load_kernel_map(path, ())
+
+
+def resolve_kernel_map(path: str) -> dict:
+    """The resolved, validated kernel map at `path`: what tests and tools read instead of the raw
+    JSON (an extending map's file holds only its differences). Raises CompileError."""
+    return load_kernel_map(path).data
+
+
+def _load_kernel_map(path: str, chain: Tuple[str, ...]) -> Document:
+    data = _read_json(path)
+    if isinstance(data, dict) and "extends" in data:
+        doc = _extend(path, data, chain)
+        note = f" (as resolved through extends: {' -> '.join((path,) + doc.bases)})"
+    else:
+        doc, note = Document(path, data), ""
+    _validate(doc, _schema("kernel_map.schema.json"), note)
     parallel.validate(doc)
     return doc
 
 
+def _extend(path: str, raw: dict, chain: Tuple[str, ...]) -> Document:
+    _validate(Document(path, raw), _schema("kernel_map_extends.schema.json"))
+    chain = chain + (path,)
+    base_path = os.path.join(os.path.dirname(path), raw["extends"])
+    seen = [os.path.normpath(p) for p in chain]
+    if os.path.normpath(base_path) in seen:
+        cycle = chain[seen.index(os.path.normpath(base_path)):] + (base_path,)
+        raise CompileError(f"{path}: /extends: cycle: {' -> '.join(cycle)}: a chain of extends must end at a map "
+                           "without one")
+    if not os.path.isfile(base_path):
+        raise CompileError(f"{path}: /extends: no base kernel map {base_path}: extends names a file in the same "
+                           "folder (under Bazel, the base must also be in the action's inputs or the test's data)")
+    base = _load_kernel_map(base_path, chain)
+    if raw["kernel"] == base.data["kernel"]:
+        raise CompileError(f"{path}: /kernel: {raw['kernel']} is also the kernel of its base {base_path}: an "
+                           "extending map declares another kernel (the kernel name is the map's identity)")
+    return Document(path, merge(base.data, {k: v for k, v in raw.items() if k != "extends"}),
+                    (base_path,) + base.bases)
+
+
+def merge(base, over):
+    """`over` deep-merged onto `base` (neither is modified): objects merge key by key, `over`
+    wins; lists and scalars replace whole; a None (JSON null) in `over` deletes the key."""
+    if not isinstance(base, dict) or not isinstance(over, dict):
+        return _without_nulls(over)
+    out = copy.deepcopy(base)
+    for key, value in over.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = merge(out[key], value) if isinstance(out.get(key), dict) else _without_nulls(value)
+    return out
+
+
+def _without_nulls(value):
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    return copy.deepcopy(value)
+
+
 def find_kernel_maps(roots: List[str]) -> List[str]:
     """Kernel-map files among `roots` (files, or directories searched for *.json declaring a
-    kernel); sorted so the order never depends on the disk or the command line."""
+    kernel or extending a map); sorted so the order never depends on the disk or the command line."""
     found = []
     for root in roots:
         if os.path.isfile(root):
@@ -95,7 +161,8 @@ def _maps_under(root: str) -> List[str]:
             if name.endswith(".json") and not name.startswith("."):
                 path = os.path.join(dirpath, name)
                 data = _read_json(path)
-                if isinstance(data, dict) and "kernel" in data:
+                # An extending map without its own `kernel` is found too, so its schema reports it.
+                if isinstance(data, dict) and ("kernel" in data or "extends" in data):
                     found.append(path)
     return sorted(found)
 

@@ -1,7 +1,9 @@
 """Pass 3: exactly one kernel map provides each op in each phase it runs in.
 
 Also checks the op's slots against the provider's ports: every required input and weight
-port is wired, and the op wires no port the kernel does not have.
+port is wired, and the op wires no port the kernel does not have; and an op's `contract`, if it
+states `kind` or `tolerance_c`, must agree with the provider's (the kernel map is the one place a
+tolerance is stated: a circuit may only restate it, never loosen or tighten it).
 """
 
 from dataclasses import dataclass
@@ -43,6 +45,17 @@ def _check_slots(op: Op, doc: Document) -> None:
             raise CompileError(f"{where}: missing port '{port}': bind a checkpoint tensor in /weights")
 
 
+def _check_contract(op: Op, doc: Document) -> None:
+    stated = op.contract or {}
+    mapped = doc.data["contract"]
+    for key in ("kind", "tolerance_c"):
+        if key in stated and stated[key] != mapped.get(key):
+            has = f"{mapped[key]!r}" if key in mapped else "none"
+            raise CompileError(f"{op.where}: /contract/{key}: the circuit states {stated[key]!r} but kernel "
+                               f"{doc.data['kernel']} ({doc.path}) states /contract/{key} {has}: the kernel map "
+                               f"is the source of truth; drop {key} from the circuit or make the two agree")
+
+
 def select(graph: Graph, kernel_maps: List[Document]) -> Selection:
     providers = {}
     for op in graph.ops:
@@ -54,5 +67,6 @@ def select(graph: Graph, kernel_maps: List[Document]) -> Selection:
                 names = ", ".join(f"{d.data['kernel']} ({d.path})" for d in candidates)
                 raise CompileError(f"{op.where}: two or more providers for kind '{op.kind}' in phase '{phase}': {names}")
             _check_slots(op, candidates[0])
+            _check_contract(op, candidates[0])
             providers[(op.name, phase)] = candidates[0]
     return Selection(providers)

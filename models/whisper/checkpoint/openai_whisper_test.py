@@ -12,8 +12,8 @@ import wave
 
 import numpy as np
 
-from models.whisper.checkpoint.openai_whisper_ref import load_openai_whisper
 from models.whisper.checkpoint.packed import PackedCheckpoint, runfiles_checkpoint_dir
+from models.whisper.reference.openai_whisper_ref import load_openai_whisper
 
 EXPECTED = {
     "tiny": "And so my fellow Americans ask not what your country can do for you, ask what you can do for your country.",

@@ -29,7 +29,7 @@ class ParityTest(unittest.TestCase):
         import torch
         import whisper
 
-        from models.whisper.checkpoint.openai_whisper_ref import load_openai_whisper
+        from models.whisper.reference.openai_whisper_ref import load_openai_whisper
 
         torch.set_num_threads(1)
         cls.torch = torch

@@ -1,12 +1,14 @@
 """Rejections: every malformed circuit or kernel map fails with file, pointer/edge and reason."""
 
 import json
+import os
+import shutil
 
 import pytest
 
 from tools.codegen.compiler import compile_circuit
 from tools.codegen.errors import CompileError
-from tools.codegen.tests.toy import circuit, kmap, port, run_pytest, unary, write_case
+from tools.codegen.tests.toy import TOY, circuit, kmap, port, run_pytest, unary, write_case
 
 ADD = kmap("ckw_add", "add", {"x": port("input", ["M", "N"]), "r": port("input", ["M", "N"]),
                               "y": port("output", ["M", "N"])}, ["M", "N"])
@@ -154,6 +156,58 @@ def test_split_call_runs_on_the_pool_and_short_calls_run_whole(tmp_path):
     assert "slot == 0 ? a->scratch : (void *)(a->ckw_threads_scratch + (slot - 1) * kThreadScratchBytes)" in text
     text, ir = generated_c(tmp_path, [split_relu(ROWS)], {"t": 3, "d": 4})  # 3 rows < 2 chunks of 2
     assert "ckw_pool_run" not in text and "pthread" not in text and ir["threads"]["pool"] is False
+
+
+def toy_with_contracts(tmp_path, contracts):
+    """The toy circuit copied into tmp_path with `contracts` ({top-level op name: contract}) set."""
+    shutil.copytree(TOY, tmp_path / "toy")
+    path = tmp_path / "toy" / "toy_decoder.json"
+    data = json.loads(path.read_text())
+    for op in data["ops"]:
+        if op.get("name") in contracts:
+            op["contract"] = contracts[op["name"]]
+    path.write_text(json.dumps(data))
+    d = str(tmp_path / "toy")
+    return dict(circuit_path=str(path), kernel_map_paths=[f"{d}/kernels"], config_path=f"{d}/config.json",
+                manifest_path=None, variant="toy", check_only=True)
+
+
+def test_circuit_tolerance_disagreeing_with_the_kernel_map_fails(tmp_path):
+    args = toy_with_contracts(tmp_path, {"logits": {"kind": "float", "tolerance_c": 64.0}})
+    with pytest.raises(CompileError) as e:
+        compile_circuit(**args)
+    logits_map = os.path.join(str(tmp_path), "toy", "kernels", "logits.json")
+    assert str(e.value) == (
+        f"{args['circuit_path']}: /ops/2 (logits): /contract/tolerance_c: the circuit states 64.0 but kernel "
+        f"ckw_f32_logits ({logits_map}) states /contract/tolerance_c 4.0: the kernel map is the source of truth; "
+        "drop tolerance_c from the circuit or make the two agree")
+
+
+def test_circuit_contract_kind_disagreeing_with_the_kernel_map_fails(tmp_path):
+    args = toy_with_contracts(tmp_path, {"embed": {"kind": "float", "tolerance_c": 1.0}})
+    with pytest.raises(CompileError) as e:
+        compile_circuit(**args)
+    assert "/ops/0 (embed): /contract/kind: the circuit states 'float' but kernel ckw_f32_embed_positions" in str(e.value)
+    assert "embed.json) states /contract/kind 'exact'" in str(e.value)
+
+
+def test_circuit_tolerance_for_a_map_without_one_fails(tmp_path):
+    args = toy_with_contracts(tmp_path, {"embed": {"kind": "exact", "tolerance_c": 0.0}})
+    with pytest.raises(CompileError, match=r"/ops/0 \(embed\): /contract/tolerance_c: the circuit states 0.0 but "
+                                           r"kernel ckw_f32_embed_positions \(.*embed.json\) states /contract/tolerance_c none"):
+        compile_circuit(**args)
+
+
+def test_circuit_contract_agreeing_with_the_kernel_map_compiles(tmp_path):
+    args = toy_with_contracts(tmp_path, {"logits": {"kind": "float", "reference": "x @ w.T", "tolerance_c": 4},
+                                         "embed": {"kind": "exact"}})
+    assert compile_circuit(**args).plans
+
+
+def test_circuit_contract_unknown_field_is_refused(tmp_path):
+    args = toy_with_contracts(tmp_path, {"logits": {"kind": "float", "tolerance": 64.0}})
+    with pytest.raises(CompileError, match=r"toy_decoder.json: /ops/2/contract: expected only known properties"):
+        compile_circuit(**args)
 
 
 if __name__ == "__main__":

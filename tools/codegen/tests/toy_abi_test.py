@@ -1,7 +1,9 @@
 """The generated ABI, end to end on the toy decoder (naive test kernels): manifest check,
 cross-K/V cache facts, self-KV incremental decode equal to a full prefill, error codes, and the
 edge taps (every call's f32 outputs, in call order, with their shapes and values), and the
-handle's worker threads (the toy linear and logits maps declare splits): same bits for any count."""
+handle's worker threads (the toy linear and logits maps declare splits): same bits for any count.
+The library is called through runtime/abi.py, whose ctypes table comes from the library's own
+`ckw_toy_decoder_abi_json()`; that string, abi.json and the header agree."""
 
 import ctypes
 import json
@@ -13,38 +15,18 @@ import unittest
 
 import numpy as np
 
+from runtime import abi
+from runtime.abi import TAP_FN
+from tools.codegen.tests.c_header import declarations, error_codes
+
 HERE = "tools/codegen/testdata/toy"
-GENERATED = f"{HERE}/toy_decoder_c"  # plan_<phase>.json of the library under test
-OK, E_ARGUMENT, E_MANIFEST, E_MISSING, E_CROSS, E_FULL = 0, -1, -3, -6, -7, -8
-TAP_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_float), ctypes.c_int64,
-                          ctypes.POINTER(ctypes.c_int64))
+GENERATED = f"{HERE}/toy_decoder_c"  # plan_<phase>.json, abi.json and the header of the library under test
+OK, E_ARGUMENT, E_MANIFEST = abi.OK, abi.E_ARGUMENT, abi.E_MANIFEST_MISMATCH
+E_MISSING, E_CROSS, E_FULL = abi.E_MISSING_INPUT, abi.E_CROSS_KV_INVALID, abi.E_CONTEXT_FULL
 
 
 def load():
-    lib = ctypes.CDLL(os.path.abspath(f"{HERE}/libckw_toy_decoder.so"))
-    P = "ckw_toy_decoder_"
-    h = ctypes.c_void_p
-    f32 = np.ctypeslib.ndpointer(np.float32, flags="C_CONTIGUOUS")
-    i32 = np.ctypeslib.ndpointer(np.int32, flags="C_CONTIGUOUS")
-    sig = {
-        "create": ([ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(h)], ctypes.c_int),
-        "create_with_threads": ([ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(h)], ctypes.c_int),
-        "num_threads": ([h], ctypes.c_int),
-        "free": ([h], None),
-        "set_memory": ([h, f32], ctypes.c_int),
-        "prefill": ([h, i32, ctypes.c_int64, f32], ctypes.c_int),
-        "decode": ([h, ctypes.c_int32, f32], ctypes.c_int),
-        "reset": ([h], ctypes.c_int),
-        "position": ([h], ctypes.c_int64),
-        "cross_kv_projections": ([h], ctypes.c_int64),
-        "strerror": ([ctypes.c_int], ctypes.c_char_p),
-        "dim": ([ctypes.c_char_p], ctypes.c_int64),
-        "set_tap": ([h, TAP_FN, ctypes.c_void_p], ctypes.c_int),
-    }
-    for name, (args, res) in sig.items():
-        fn = getattr(lib, P + name)
-        fn.argtypes, fn.restype = args, res
-    return lib, P
+    return abi.Library(os.path.abspath(f"{HERE}/libckw_toy_decoder.so"), "ckw_toy_decoder", "decoder")
 
 
 class ToyBase(unittest.TestCase):
@@ -52,7 +34,7 @@ class ToyBase(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.lib, cls.P = load()
+        cls.lib = load()
         cls.tmp = tempfile.mkdtemp()
         manifest = json.load(open(f"{HERE}/manifest.json"))
         size = max(t["offset"] + t["nbytes"] for t in manifest["tensors"])
@@ -70,13 +52,43 @@ class ToyBase(unittest.TestCase):
         shutil.rmtree(cls.tmp)
 
     def call(self, name, *args):
-        return getattr(self.lib, self.P + name)(*args)
+        return self.lib.call(name, *args)
 
     def handle(self):
         h = ctypes.c_void_p()
         self.assertEqual(self.call("create", self.weights.encode(), None, ctypes.byref(h)), OK)
         self.addCleanup(self.call, "free", h)
         return h
+
+
+class ToyAbiDataTest(unittest.TestCase):
+    """The library describes itself: its abi_json is the abi.json built beside it, and the ctypes
+    table built from it covers every function the header declares."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.lib = load()
+        with open(f"{GENERATED}/ckw_toy_decoder.h") as f:
+            cls.header = f.read()
+
+    def test_embedded_string_is_abi_json(self):
+        with open(f"{GENERATED}/abi.json") as f:
+            self.assertEqual(self.lib.abi_json, f.read())
+
+    def test_table_covers_the_header(self):
+        decls = {k: v for k, v in declarations(self.header).items() if v.get("kind") != "function_pointer"}
+        self.assertEqual(sorted("ckw_toy_decoder_" + n for n in self.lib.functions), sorted(decls))
+        for name, d in decls.items():
+            fn = getattr(self.lib.lib, name)
+            self.assertEqual(len(fn.argtypes), len(d["params"]), name)
+            self.assertEqual(fn.restype is None, d["returns"] == "void", name)
+
+    def test_error_codes_match_the_runtime(self):
+        self.assertEqual(error_codes(self.header, "ckw_toy_decoder"), abi.ERROR_CODES)
+
+    def test_unknown_names_are_refused(self):
+        with self.assertRaisesRegex(abi.AbiError, "ckw_toy_decoder_run: not in .*'s ABI"):
+            self.lib.call("run")
 
 
 class ToyAbiTest(ToyBase):
@@ -234,7 +246,7 @@ class ToyTapTest(ToyBase):
 
     @classmethod
     def call_static(cls, name, *args):
-        return getattr(cls.lib, cls.P + name)(*args)
+        return cls.lib.call(name, *args)
 
     def assert_edge(self, rec, name, want):
         got = rec.get(name)

@@ -28,54 +28,86 @@ extern "C" {
 #define CKW_TOY_DECODER_E_CONTEXT_FULL -8  // the position would pass the text context capacity
 #define CKW_TOY_DECODER_E_KERNEL -9  // a kernel reported an error
 
+// The declarations below are rendered from the ABI description that ckw_toy_decoder_abi_json()
+// returns (and abi.json holds): 16 functions, 2 types.
+
+// Opaque: owns the weights mapping, arena, state and threads.
 typedef struct ckw_toy_decoder_handle ckw_toy_decoder_handle;
 
-// Maps the weights file read-only and allocates the handle's arena and state.
-// manifest_path may be NULL: "manifest.json" next to the weights file is read. The manifest's
+// Edge inspection. After every kernel call of an entry point (circuit ops and the layout converters
+// the compiler inserted, in call order) the handle's tap, when set, is called once per f32 output
+// of that call. An output written as a window into persistent state (a KV-cache append) is reported
+// as the whole cache instance it writes into, with the cache's full shape. Calls that an entry
+// point skips (e.g. cached cross-K/V projections) report nothing.
+//   user: set_tap's user
+//   edge: "<node>.<port>", e.g. "blocks.0.q_proj.y" (converters:
+//     "<consumer>:<port><-<layout>.<port>")
+//   data: the output as the call left it, valid only during the callback (the arena is reused)
+//   rank: entries of shape
+//   shape: dims, row-major, as the kernel sees the tensor
+typedef void (*ckw_toy_decoder_tap_fn)(void *user, const char *edge, const float *data,
+                                       int64_t rank, const int64_t *shape);
+
+// Maps the weights file read-only and allocates the handle's arena and state. The manifest's
 // manifest_sha256 must equal the one baked in here (CKW_TOY_DECODER_E_MANIFEST_MISMATCH otherwise).
-int ckw_toy_decoder_create(const char *weights_path, const char *manifest_path, ckw_toy_decoder_handle **out);
-// As create, and the handle starts its worker threads (joined by free): num_threads >= 1 asks
-// for that many (the caller's thread included), 0 reads CKW_NUM_THREADS (a positive integer),
-// else uses the CPUs this process may run on; at most 8. Calls whose kernel declares a
-// split run in chunks over outputs only, so every thread count gives the same bits.
-// create() is create_with_threads(..., 0, out). Negative num_threads: CKW_TOY_DECODER_E_ARGUMENT.
-int ckw_toy_decoder_create_with_threads(const char *weights_path, const char *manifest_path, int num_threads,
-                                        ckw_toy_decoder_handle **out);
+//   weights_path: the weights file (NULL for a library without weights)
+//   manifest_path: NULL: manifest.json next to the weights file
+//   out: the new handle (NULL on failure)
+int ckw_toy_decoder_create(const char *weights_path, const char *manifest_path,
+                           ckw_toy_decoder_handle **out);
+
+// As create, and the handle starts its worker threads (joined by free). Calls whose kernel declares
+// a split run in chunks over outputs only, so every thread count gives the same bits. create() is
+// create_with_threads(..., 0, out). Negative num_threads: CKW_TOY_DECODER_E_ARGUMENT.
+//   weights_path: as create
+//   manifest_path: as create
+//   num_threads: >= 1: that many (the caller's included); 0: CKW_NUM_THREADS (a positive
+//     integer), else the CPUs this process may run on; at most 8
+//   out: the new handle (NULL on failure)
+int ckw_toy_decoder_create_with_threads(const char *weights_path, const char *manifest_path,
+                                        int num_threads, ckw_toy_decoder_handle **out);
+
 // Threads the handle runs calls on, the caller's included (1 .. 8).
 int ckw_toy_decoder_num_threads(const ckw_toy_decoder_handle *h);
+
+// Joins the handle's threads and releases everything it owns (NULL: no-op).
 void ckw_toy_decoder_free(ckw_toy_decoder_handle *h);
+
+// A return code's message (static storage).
+//   code: CKW_TOY_DECODER_OK or a CKW_TOY_DECODER_E_* code
 const char *ckw_toy_decoder_strerror(int code);
+
 // The manifest hash this library was generated against (64 hex digits, "" when weightless).
 const char *ckw_toy_decoder_manifest_sha256(void);
+
 // The failing kernel's own message after CKW_TOY_DECODER_E_KERNEL ("" otherwise).
 const char *ckw_toy_decoder_last_error(const ckw_toy_decoder_handle *h);
-// A resolved circuit dim by name (e.g. "n_vocab"), or -1 when there is none.
+
+// A resolved circuit dim by name, or -1 when there is none.
+//   name: e.g. "n_vocab"
 int64_t ckw_toy_decoder_dim(const char *name);
 
-// Edge inspection. After every kernel call of an entry point (circuit ops and the layout
-// converters the compiler inserted, in call order) the handle's tap, when set, is called once
-// per f32 output of that call:
-//   edge:  "<node>.<port>", e.g. "blocks.0.q_proj.y" (converters: "<consumer>:<port><-<layout>.<port>")
-//   data:  the output as the call left it, valid only during the callback (the arena is reused);
-//          an output written as a window into persistent state (a KV-cache append) is reported
-//          as the whole cache instance it writes into, with the cache's full shape
-//   shape: rank dims, row-major, as the kernel sees the tensor
-// Calls that an entry point skips (e.g. cached cross-K/V projections) report nothing.
-typedef void (*ckw_toy_decoder_tap_fn)(void *user, const char *edge, const float *data, int64_t rank,
-                                       const int64_t *shape);
-// Sets the tap (NULL disables it; then each call costs one untaken branch). Returns CKW_TOY_DECODER_OK,
-// or CKW_TOY_DECODER_E_ARGUMENT without a handle.
+// This ABI as JSON (the artifact's abi.json, byte for byte): functions, parameters, types and error
+// codes; runtime/abi.py builds its ctypes table from it.
+const char *ckw_toy_decoder_abi_json(void);
+
+// Sets the handle's edge tap. Returns CKW_TOY_DECODER_OK, or CKW_TOY_DECODER_E_ARGUMENT without a
+// handle.
+//   fn: NULL disables the tap (then each call costs one untaken branch)
+//   user: passed to fn as is
 int ckw_toy_decoder_set_tap(ckw_toy_decoder_handle *h, ckw_toy_decoder_tap_fn fn, void *user);
 
-// Copies memory [5, 8] into the handle. Invalidates the cross-K/V cache:
-// the next prefill projects it again; decode fails until then.
+// Copies memory [5, 8] into the handle. Invalidates the cross-K/V cache: the next prefill projects
+// it again; decode fails until then.
+//   memory: encoder memory
 int ckw_toy_decoder_set_memory(ckw_toy_decoder_handle *h, const float *memory);
 
 // Runs the prompt tokens from position 0; projects memory into the cross cache once.
 //   tokens: token ids
 //   n_tokens: 1 <= n_tokens <= 6
 //   logits: [n_tokens, 11]
-int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens, int64_t n_tokens, float *logits);
+int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens, int64_t n_tokens,
+                            float *logits);
 
 // Runs one token at the current position.
 //   tokens: token ids
@@ -84,8 +116,10 @@ int ckw_toy_decoder_decode(ckw_toy_decoder_handle *h, int32_t tokens, float *log
 
 // Forgets the token sequence (position = 0); keeps inputs set with set_* and the cross-K/V cache.
 int ckw_toy_decoder_reset(ckw_toy_decoder_handle *h);
-// Tokens in the sequence so far (at most 6).
+
+// Tokens in the sequence so far (at most 6); -1 without a handle.
 int64_t ckw_toy_decoder_position(const ckw_toy_decoder_handle *h);
+
 // How many times the cross-K/V cache was computed from encoder memory (once per memory).
 int64_t ckw_toy_decoder_cross_kv_projections(const ckw_toy_decoder_handle *h);
 

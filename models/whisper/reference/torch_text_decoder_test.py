@@ -12,10 +12,10 @@ import torch
 import whisper
 
 from models.whisper.checkpoint.packed import runfiles_checkpoint_dir
+from models.whisper.reference import openai_reference
+from models.whisper.reference.torch_text_decoder import TorchTextDecoder, TorchTextDecoderError
 from runtime import runfiles
 from runtime.tokenizer import WhisperTokenizer
-from runtime.torch_text_decoder import TorchTextDecoder, TorchTextDecoderError
-from tests.e2e import openai_reference
 
 
 @functools.lru_cache(maxsize=None)

@@ -23,11 +23,11 @@ import torch
 import torch.nn.functional as F
 
 from models.whisper.checkpoint.packed import PackedCheckpoint, runfiles_checkpoint_dir
+from models.whisper.reference import openai_reference
+from models.whisper.reference import xray_reference as xr
+from models.whisper.reference.torch_text_decoder import TorchTextDecoder
 from runtime import runfiles
 from runtime.tokenizer import WhisperTokenizer
-from runtime.torch_text_decoder import TorchTextDecoder
-from tests.e2e import openai_reference
-from tests.e2e import xray_reference as xr
 
 VARIANTS = ["tiny", "base"]
 

@@ -8,8 +8,8 @@ import soundfile
 import torch
 import whisper
 
-from models.whisper.checkpoint.openai_whisper_ref import load_openai_whisper
 from models.whisper.checkpoint.packed import runfiles_checkpoint_dir
+from models.whisper.reference.openai_whisper_ref import load_openai_whisper
 
 SAMPLE_RATE = 16000
 

@@ -1,6 +1,6 @@
 """Load a packed checkpoint into openai-whisper (PyTorch): the project's reference model.
 
-    from models.whisper.checkpoint.openai_whisper_ref import load_openai_whisper
+    from models.whisper.reference.openai_whisper_ref import load_openai_whisper
     model = load_openai_whisper(checkpoint_dir)   # whisper.model.Whisper, float32, eval mode
 
 The weights are exactly those of weights.bin (the same bits the generated C reads), so any
