@@ -1,2 +1,2 @@
-#include "kernels/activation/simd_avx512.h"
+#include "kernels/common/simd_avx512.h"
 #include "kernels/activation/f32_gelu__simd.inc"

@@ -2,7 +2,7 @@
 
 #include <math.h>
 
-#include "kernels/activation/cpu.h"
+#include "kernels/common/cpu.h"
 
 void ckw_f32_softmax__scalar(float* y, const float* x, int64_t T, int64_t D) {
   for (int64_t t = 0; t < T; ++t) {

@@ -1,2 +1,2 @@
-#include "kernels/activation/simd_avx2.h"
+#include "kernels/common/simd_avx2.h"
 #include "kernels/activation/f32_softmax__simd.inc"

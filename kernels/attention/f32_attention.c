@@ -2,7 +2,7 @@
 
 #include <math.h>
 
-#include "kernels/activation/cpu.h"
+#include "kernels/common/cpu.h"
 
 int64_t ckw_f32_attention_scratch_bytes(int64_t Tq, int64_t Tk, int64_t H, int64_t Dh) {
   (void)Tq, (void)H;

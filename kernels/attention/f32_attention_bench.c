@@ -4,9 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "kernels/activation/bench_util.h"
-#include "kernels/activation/cpu.h"
+#include "kernels/common/bench_util.h"
+#include "kernels/common/cpu.h"
 #include "kernels/attention/f32_attention.h"
+#include "kernels/attention/f32_attention_contract.h"
 
 typedef void (*attn_fn)(CKW_F32_ATTENTION_PARAMS);
 
@@ -27,9 +28,11 @@ int main(int argc, char** argv) {
     const char* name;
     int ok;
     attn_fn f;
-  } isas[] = {{"scalar", 1, ckw_f32_attention__scalar},
-              {"avx2", ckw_cpu_has_avx2(), ckw_f32_attention__avx2},
-              {"avx512", ckw_cpu_has_avx512(), ckw_f32_attention__avx512}};
+  } isas[] = {
+#define ISA(isa) {#isa, ckw_cpu_has_##isa(), ckw_f32_attention__##isa},
+      CKW_F32_ATTENTION_ISAS(ISA)
+#undef ISA
+  };
   struct {
     const char* label;
     int64_t Tq, Tk, q_pos;

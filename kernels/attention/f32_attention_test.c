@@ -7,17 +7,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/activation/cpu.h"
+#include "kernels/common/cpu.h"
 #include "kernels/attention/f32_attention.h"
+#include "kernels/attention/f32_attention_contract.h"
 #include "kernels/common/tolerance.h"
 
 // Built a second time with CKW_TEST_AVX512_EMULATION (the *_avx512emu_test target) to run the
-// AVX-512 template through kernels/activation/avx512_emulation.h on CPUs without AVX-512.
+// AVX-512 template through kernels/common/avx512_emulation.h on CPUs without AVX-512.
 #ifdef CKW_TEST_AVX512_EMULATION
 void ckw_f32_attention__avx512emu(CKW_F32_ATTENTION_PARAMS);
 #endif
 
-#define TOL_C 8.0  // contract.tolerance_c in f32_attention.json
+#define TOL_C CKW_F32_ATTENTION_TOLERANCE_C
 
 typedef void (*attn_fn)(CKW_F32_ATTENTION_PARAMS);
 
@@ -88,9 +89,10 @@ int main(void) {
     const char* isa;
     int ok;
     attn_fn f;
-  } isas[] = {{"scalar", 1, ckw_f32_attention__scalar},
-              {"avx2", ckw_cpu_has_avx2(), ckw_f32_attention__avx2},
-              {"avx512", ckw_cpu_has_avx512(), ckw_f32_attention__avx512},
+  } isas[] = {
+#define ISA(isa) {#isa, ckw_cpu_has_##isa(), ckw_f32_attention__##isa},
+              CKW_F32_ATTENTION_ISAS(ISA)
+#undef ISA
               {"dispatch", 1, ckw_f32_attention},
 #ifdef CKW_TEST_AVX512_EMULATION
               {"avx512-emulated", 1, ckw_f32_attention__avx512emu},

@@ -1,9 +1,12 @@
-"""ctypes bindings to libckw_audio_testing.so and test-data paths, shared by the audio py_tests."""
+"""The audio kernels through ctypes (declared from their maps) and test-data paths, shared by the
+audio py_tests."""
 
 import ctypes
 import os
 
 import numpy as np
+
+from kernels.common import kernel_testing as kt
 
 _F32 = np.ctypeslib.ndpointer(np.float32, flags="C_CONTIGUOUS")
 _I64 = ctypes.c_int64
@@ -45,35 +48,28 @@ class AudioError(RuntimeError):
         self.code = code
 
 
-def _load():
-    lib = ctypes.CDLL(os.path.join(kernel_dir(), "libckw_audio_testing.so"))
-    sig = {
-        "ckw_f32_wav_decode_query": (ctypes.c_int, [ctypes.c_char_p, _I64, _P_I64, _P_I64]),
-        "ckw_f32_wav_decode": (ctypes.c_int, [_F32, _I64, ctypes.c_char_p, _I64]),
-        "ckw_f32_wav_decode_strerror": (ctypes.c_char_p, [ctypes.c_int]),
-        "ckw_f32_resample_output_length": (_I64, [_I64, _I64, _I64]),
-        "ckw_f32_resample_scratch_bytes": (_I64, [_I64, _I64, _I64]),
-        "ckw_f32_resample": (ctypes.c_int, [_F32, _I64, _F32, _I64, _I64, _I64, ctypes.c_void_p, _I64]),
-        "ckw_f32_resample_strerror": (ctypes.c_char_p, [ctypes.c_int]),
-        "ckw_f32_pad_or_truncate": (None, [_F32, _I64, _F32, _I64]),
-        "ckw_f32_stft_tables": (None, [_F32, _F32]),
-        "ckw_f32_stft_power": (None, [_F32, _I64, _F32, _I64, _I64, _I64, _F32, _F32]),
-        "ckw_f32_mel_filters": (None, [_F32, _I64, _I64, _I64]),
-        "ckw_f32_log_mel": (None, [_F32, _F32, _F32, _I64, _I64, _I64]),
-        "ckw_f32_log_mel_project": (
-            None,
-            [_F32, _I64, _F32, _I64, _F32, _I64, _I64, _I64, ctypes.POINTER(ctypes.c_float)],
-        ),
-        "ckw_f32_log_mel_normalize": (None, [_F32, _I64, _I64, _I64, ctypes.c_float]),
-    }
-    for name, (restype, argtypes) in sig.items():
-        fn = getattr(lib, name)
-        fn.restype = restype
-        fn.argtypes = argtypes
-    return lib
+class _Library:
+    """The audio kernels' entry points, declared from their kernel maps (kernels/common/kernel_testing.py)."""
+
+    def __init__(self):
+        for name in ("wav_decode", "resample", "pad_or_truncate", "stft_tables", "stft_power", "mel_filters", "log_mel"):
+            k = kt.Kernel(f"kernels/audio/f32_{name}.json")
+            setattr(self, k.name, k.function())
+            for fn_name, fn in k.queries().items():
+                setattr(self, fn_name, fn)
+            if k.strerror_function:
+                setattr(self, k.strerror_function, getattr(kt.Library(k.path), k.strerror_function))
+            if name == "log_mel":  # the two halves of the kernel, tested on their own
+                self.ckw_f32_log_mel_project = k.lib.ckw_f32_log_mel_project
+                self.ckw_f32_log_mel_project.argtypes = [_F32, _I64, _F32, _I64, _F32, _I64, _I64, _I64,
+                                                         ctypes.POINTER(ctypes.c_float)]
+                self.ckw_f32_log_mel_project.restype = None
+                self.ckw_f32_log_mel_normalize = k.lib.ckw_f32_log_mel_normalize
+                self.ckw_f32_log_mel_normalize.argtypes = [_F32, _I64, _I64, _I64, ctypes.c_float]
+                self.ckw_f32_log_mel_normalize.restype = None
 
 
-LIB = _load()
+LIB = _Library()
 
 
 def wav_strerror(code: int) -> str:
@@ -101,7 +97,7 @@ def resample(x: np.ndarray, sr_in: int, sr_out: int = 16000) -> np.ndarray:
     nbytes = LIB.ckw_f32_resample_scratch_bytes(len(x), sr_in, sr_out)
     scratch = np.empty(max(nbytes, 4) // 4, np.float32)
     y = np.empty(n_out, np.float32)
-    rc = LIB.ckw_f32_resample(y, n_out, x, len(x), sr_in, sr_out, scratch.ctypes.data, nbytes)
+    rc = LIB.ckw_f32_resample(y, n_out, x, len(x), sr_in, sr_out, scratch, nbytes)
     if rc != 0:
         raise AudioError(rc, LIB.ckw_f32_resample_strerror(rc).decode())
     return y

@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#include "kernels/audio/audio_test_util.h"
+#include "kernels/common/test_util.h"
 
 int main(void) {
   enum { MAX = 5000 };

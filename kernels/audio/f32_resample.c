@@ -4,6 +4,8 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "kernels/common/cpu.h"
+
 #define PI 3.14159265358979323846
 #define LANES 8  // partial sums per dot product; also the tap-count granularity
 
@@ -144,10 +146,8 @@ typedef void (*dot4_fn)(float*, const float* const[4], const float* const[4], in
 static int use_avx2(void) {
 #if defined(CKW_RESAMPLE_BASELINE_ONLY)  // the test-only baseline build
   return 0;
-#elif defined(__x86_64__) || defined(__i386__)
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #else
-  return 0;
+  return ckw_cpu_has_avx2();
 #endif
 }
 

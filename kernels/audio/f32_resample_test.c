@@ -3,15 +3,16 @@
 // in-order and phase-by-phase paths must agree bit for bit; plus the identity path, DC gain,
 // and every error code.
 #include "kernels/audio/f32_resample.h"
+#include "kernels/audio/f32_resample_contract.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/audio/audio_test_util.h"
+#include "kernels/common/test_util.h"
 #include "kernels/common/tolerance.h"
 
-#define TOLERANCE_C 1.0  // contract.tolerance_c in f32_resample.json
+#define TOLERANCE_C CKW_F32_RESAMPLE_TOLERANCE_C
 
 // f32_resample__baseline_testonly.c: the same kernel without its AVX2 path.
 int ckw_f32_resample__baseline(float* y, int64_t n_out, const float* x, int64_t n_in, int64_t sr_in,

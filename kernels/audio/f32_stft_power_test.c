@@ -2,15 +2,16 @@
 // for short signals (repeated reflection), every edge and interior frame, partial vector
 // blocks and chunked calls. Every ISA variant the CPU runs must give the scalar path's bits.
 #include "kernels/audio/f32_stft_power.h"
+#include "kernels/audio/f32_stft_power_contract.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/audio/audio_test_util.h"
+#include "kernels/common/test_util.h"
 #include "kernels/common/tolerance.h"
 
-#define TOLERANCE_C 1.0  // contract.tolerance_c in f32_stft_power.json (K = 400)
+#define TOLERANCE_C CKW_F32_STFT_POWER_TOLERANCE_C
 #define PI 3.14159265358979323846
 
 void ckw_f32_stft_power__vec16(float* power, int64_t ld_power, const float* x, int64_t n_samples,
@@ -58,9 +59,9 @@ int main(void) {
     stft_fn fn;
     int runs;
   } variants[] = {
-      {"scalar", ckw_f32_stft_power__scalar, 1},
-      {"avx2", ckw_f32_stft_power__avx2, ckw_f32_stft_power_isa_supported("avx2")},
-      {"avx512", ckw_f32_stft_power__avx512, ckw_f32_stft_power_isa_supported("avx512")},
+#define ISA(isa) {#isa, ckw_f32_stft_power__##isa, ckw_f32_stft_power_isa_supported(#isa)},
+      CKW_F32_STFT_POWER_ISAS(ISA)
+#undef ISA
       {"vec16", ckw_f32_stft_power__vec16, 1},
       {"dispatch", ckw_f32_stft_power, 1},
   };

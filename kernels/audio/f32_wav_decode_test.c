@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/audio/audio_test_util.h"
+#include "kernels/common/test_util.h"
 
 #define CAP (1 << 20)
 

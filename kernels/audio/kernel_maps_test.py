@@ -20,7 +20,7 @@ OPS = {
     "audio_log_mel",
 }
 WORKSPACE = lib.runfile("ckw")
-MAPS = sorted(glob.glob(os.path.join(lib.kernel_dir(), "*.json")))
+MAPS = sorted(glob.glob(os.path.join(lib.kernel_dir(), "f32_*.json")))
 
 
 def _load(path):

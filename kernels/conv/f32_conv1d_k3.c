@@ -2,7 +2,7 @@
 
 #include <stddef.h>
 
-#include "kernels/gemm/f32_gemm_nt_core.h"
+#include "kernels/common/f32_gemm_nt_core.h"
 
 int64_t ckw_f32_conv1d_k3_scratch_bytes(int64_t Cin, int64_t Tout) {
   const int64_t rows = Tout < CKW_F32_CONV1D_K3_BLOCK + 1 ? Tout : CKW_F32_CONV1D_K3_BLOCK + 1;

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "kernels/activation/bench_util.h"
+#include "kernels/common/bench_util.h"
 #include "kernels/conv/f32_conv1d_k3.h"
 
 int main(int argc, char** argv) {

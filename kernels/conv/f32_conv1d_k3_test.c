@@ -9,8 +9,10 @@
 
 #include "kernels/common/tolerance.h"
 #include "kernels/conv/f32_conv1d_k3.h"
+#include "kernels/conv/f32_conv1d_k3_contract.h"
 
-#define TOL_C 8.0  // contract.tolerance_c in the conv maps
+#define TOL_C CKW_F32_CONV1D_K3_TOLERANCE_C
+_Static_assert(CKW_F32_CONV1D_K3_TOLERANCE_C == CKW_F32_CONV1D_K3_GELU_TOLERANCE_C, "one bound serves both maps");
 #define GUARD 7
 #define SENTINEL 4242.0f
 

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "kernels/activation/bench_util.h"
+#include "kernels/common/bench_util.h"
 #include "kernels/embedding/f32_embedding_positions.h"
 
 int main(int argc, char** argv) {

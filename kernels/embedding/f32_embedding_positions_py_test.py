@@ -1,19 +1,14 @@
 """Token embedding + learned positions through ctypes: bit-exact against numpy at an offset,
 full Whisper vocab sizes, and every error code with y left untouched."""
 
-import ctypes
 import unittest
 
 import numpy as np
 
-from kernels.activation import kernel_testing as kt
+from kernels.common import kernel_testing as kt
 
-LIB = kt.load("embedding", "libckw_embedding_testing.so")
-P, I64 = ctypes.c_void_p, ctypes.c_int64
+LIB = kt.Library("kernels/embedding/f32_embedding_positions.json")
 F = LIB.ckw_f32_embedding_positions
-F.argtypes = [P] * 4 + [I64] * 5
-F.restype = ctypes.c_int
-LIB.ckw_f32_embedding_positions_strerror.restype = ctypes.c_char_p
 
 
 def run(tokens, table, pos, offset, t=None):
@@ -47,7 +42,7 @@ class EmbeddingTest(unittest.TestCase):
             self.assertIn(b"n", LIB.ckw_f32_embedding_positions_strerror(rc))
 
     def test_map_declares_error_codes(self):
-        m = kt.kernel_map("embedding", "f32_embedding_positions")
+        m = kt.kernel_map("kernels/embedding/f32_embedding_positions.json")
         self.assertEqual(m["provides"], "embedding_positions")
         self.assertEqual(m["ports"]["tokens"]["dtype"], "i32")
         self.assertEqual(set(m["returns"]["errors"]), {"-1", "-2", "-3"})

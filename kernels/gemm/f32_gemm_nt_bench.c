@@ -5,11 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/activation/bench_util.h"
-#include "kernels/activation/cpu.h"
+#include "kernels/common/bench_util.h"
+#include "kernels/common/cpu.h"
 #include "kernels/gemm/f32_gemm_nt.h"
 #include "kernels/gemm/f32_gemm_nt_bias.h"
 #include "kernels/gemm/f32_gemm_nt_bias_gelu.h"
+#include "kernels/gemm/f32_gemm_nt_contract.h"
 #include "kernels/gemm/f32_gemm_nt_bias_residual.h"
 
 typedef void (*bias_fn)(float*, const float*, const float*, const float*, int64_t, int64_t, int64_t);
@@ -49,9 +50,9 @@ int main(int argc, char** argv) {
     int ok;
     bias_fn f;
   } paths[] = {
-      {"scalar", 1, ckw_f32_gemm_nt_bias__scalar},
-      {"avx2", ckw_cpu_has_avx2(), ckw_f32_gemm_nt_bias__avx2},
-      {"avx512", ckw_cpu_has_avx512(), ckw_f32_gemm_nt_bias__avx512},
+#define ISA(isa) {#isa, ckw_cpu_has_##isa(), ckw_f32_gemm_nt_bias__##isa},
+      CKW_F32_GEMM_NT_ISAS(ISA)
+#undef ISA
       {"gelu", 1, ckw_f32_gemm_nt_bias_gelu},
       {"logits", 1, logits_adapter},
   };

@@ -2,7 +2,7 @@
 
 #include <stddef.h>
 
-#include "kernels/gemm/f32_gemm_nt_core.h"
+#include "kernels/common/f32_gemm_nt_core.h"
 
 void ckw_f32_gemm_nt_bias_gelu(float* restrict y, const float* restrict x, const float* restrict w, const float* restrict b, int64_t M, int64_t N, int64_t K) {
   ckw_f32_gemm_nt_core(y, x, w, b, NULL, M, N, K, CKW_GEMM_EPI_GELU);

@@ -1,18 +1,16 @@
 """The f32_gemm_nt* kernels (linear, linear_gelu, linear_residual, logits) through ctypes,
 against numpy/torch in float64 under the tolerance policy with c read from each kernel map."""
 
-import ctypes
 import unittest
 
 import numpy as np
 import torch
 
-from kernels.activation import kernel_testing as kt
+from kernels.common import kernel_testing as kt
 from kernels.common import tolerance
 
-LIB = kt.load("gemm", "libckw_gemm_testing.so")
-P = ctypes.c_void_p
-I64 = ctypes.c_int64
+LIB = kt.Library(*(f"kernels/gemm/{m}.json" for m in ("f32_gemm_nt", "f32_gemm_nt_bias", "f32_gemm_nt_bias_gelu",
+                                                         "f32_gemm_nt_bias_residual")))
 
 
 cpu_isas = kt.cpu_isas
@@ -20,13 +18,11 @@ ptr = kt.ptr
 
 
 def tol_c(kernel):
-    return kt.tol_c("gemm", kernel)
+    return LIB.tol_c(kernel)
 
 
 def fn(name, nargs_ptr):
     f = getattr(LIB, name)
-    f.argtypes = [P] * nargs_ptr + [I64, I64, I64]
-    f.restype = None
     return f
 
 
@@ -61,7 +57,6 @@ class GemmTest(unittest.TestCase):
         c = tol_c("f32_gemm_nt_bias_residual")
         for isa in cpu_isas():
             f = getattr(LIB, "ckw_f32_gemm_nt_bias_residual" + isa)
-            f.argtypes = [P] * 5 + [I64] * 3
             for m, n, k in SHAPES:
                 x, w, b = self.data(m, n, k)
                 r = self.rng.standard_normal((m, n), dtype=np.float32)

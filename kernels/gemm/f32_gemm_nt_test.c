@@ -7,17 +7,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/activation/cpu.h"
+#include "kernels/common/cpu.h"
 #include "kernels/common/tolerance.h"
 #include "kernels/gemm/f32_gemm_nt.h"
 #include "kernels/gemm/f32_gemm_nt_bias.h"
 #include "kernels/gemm/f32_gemm_nt_bias_gelu.h"
 #include "kernels/gemm/f32_gemm_nt_bias_residual.h"
+#include "kernels/gemm/f32_gemm_nt_contract.h"
 
 // Built a second time with CKW_TEST_AVX512_EMULATION (the *_avx512emu_test target) to run the
-// AVX-512 template through kernels/activation/avx512_emulation.h on CPUs without AVX-512.
+// AVX-512 template through kernels/common/avx512_emulation.h on CPUs without AVX-512.
 #ifdef CKW_TEST_AVX512_EMULATION
-#include "kernels/gemm/f32_gemm_nt_core.h"
+#include "kernels/common/f32_gemm_nt_core.h"
 void ckw_f32_gemm_nt_core__avx512emu(float*, const float*, const float*, const float*, const float*, int64_t, int64_t,
                                      int64_t, int);
 static void emu_plain(float* y, const float* x, const float* w, int64_t M, int64_t N, int64_t K) {
@@ -35,7 +36,11 @@ static void emu_res(float* y, const float* x, const float* w, const float* b, co
 }
 #endif
 
-#define TOL_C 8.0  // contract.tolerance_c in the gemm kernel maps
+// One bound for the four epilogues; the maps must agree.
+#define TOL_C CKW_F32_GEMM_NT_TOLERANCE_C
+_Static_assert(CKW_F32_GEMM_NT_BIAS_TOLERANCE_C == TOL_C && CKW_F32_GEMM_NT_BIAS_GELU_TOLERANCE_C == TOL_C &&
+                   CKW_F32_GEMM_NT_BIAS_RESIDUAL_TOLERANCE_C == TOL_C,
+               "the gemm maps state different tolerances");
 #define GUARD 37
 #define SENTINEL 12345.0f
 
@@ -130,12 +135,12 @@ static int run_case(const isa_t* isa, int kind, int64_t M, int64_t N, int64_t K,
 
 int main(void) {
   const isa_t isas[] = {
-      {"scalar", 1, 0, ckw_f32_gemm_nt__scalar, ckw_f32_gemm_nt_bias__scalar,
-       ckw_f32_gemm_nt_bias_gelu__scalar, ckw_f32_gemm_nt_bias_residual__scalar},
-      {"avx2", ckw_cpu_has_avx2(), 1, ckw_f32_gemm_nt__avx2, ckw_f32_gemm_nt_bias__avx2,
-       ckw_f32_gemm_nt_bias_gelu__avx2, ckw_f32_gemm_nt_bias_residual__avx2},
-      {"avx512", ckw_cpu_has_avx512(), 1, ckw_f32_gemm_nt__avx512, ckw_f32_gemm_nt_bias__avx512,
-       ckw_f32_gemm_nt_bias_gelu__avx512, ckw_f32_gemm_nt_bias_residual__avx512},
+// The SIMD paths (all but scalar) are in-order FMA chains: checked bit for bit.
+#define ISA(isa)                                                                                     \
+  {#isa, ckw_cpu_has_##isa(), strcmp(#isa, "scalar") != 0, ckw_f32_gemm_nt__##isa, ckw_f32_gemm_nt_bias__##isa, \
+   ckw_f32_gemm_nt_bias_gelu__##isa, ckw_f32_gemm_nt_bias_residual__##isa},
+      CKW_F32_GEMM_NT_ISAS(ISA)
+#undef ISA
       {"dispatch", 1, ckw_cpu_has_avx2(), ckw_f32_gemm_nt, ckw_f32_gemm_nt_bias, ckw_f32_gemm_nt_bias_gelu,
        ckw_f32_gemm_nt_bias_residual},
 #ifdef CKW_TEST_AVX512_EMULATION

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "kernels/activation/bench_util.h"
+#include "kernels/common/bench_util.h"
 #include "kernels/layout/f32_layout.h"
 
 int main(int argc, char** argv) {

@@ -1,21 +1,14 @@
 """Layout converters through ctypes: bit-exact against numpy transposes, in-place KV-cache
 append at row pos, capacity errors; each converter's map declares an exact conversion."""
 
-import ctypes
 import unittest
 
 import numpy as np
 
-from kernels.activation import kernel_testing as kt
+from kernels.common import kernel_testing as kt
 
-LIB = kt.load("layout", "libckw_layout_testing.so")
-P, I64 = ctypes.c_void_p, ctypes.c_int64
-for name in ("ckw_f32_token_to_head_major", "ckw_f32_head_to_token_major"):
-    getattr(LIB, name).argtypes = [P, P] + [I64] * 5
-    getattr(LIB, name).restype = ctypes.c_int
-for name in ("ckw_f32_channel_to_token_major", "ckw_f32_token_to_channel_major"):
-    getattr(LIB, name).argtypes = [P, P, I64, I64]
-    getattr(LIB, name).restype = None
+LIB = kt.Library(*(f"kernels/layout/f32_{m}.json" for m in ("token_to_head_major", "head_to_token_major",
+                                                          "channel_to_token_major", "token_to_channel_major")))
 
 
 class LayoutTest(unittest.TestCase):
@@ -53,7 +46,7 @@ class LayoutTest(unittest.TestCase):
                               ("f32_head_to_token_major", "head_major", "token_major"),
                               ("f32_channel_to_token_major", "channel_major", "token_major"),
                               ("f32_token_to_channel_major", "token_major", "channel_major")]:
-            m = kt.kernel_map("layout", name)
+            m = kt.kernel_map(f"kernels/layout/{name}.json")
             conv = m["layout_conversion"]
             self.assertEqual((conv["from_layout"], conv["to_layout"], conv["value_semantics"]), (frm, to, "exact"))
             self.assertEqual(m["provides"], f"{frm}_to_{to}")

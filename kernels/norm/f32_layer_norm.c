@@ -2,7 +2,7 @@
 
 #include <math.h>
 
-#include "kernels/activation/cpu.h"
+#include "kernels/common/cpu.h"
 
 void ckw_f32_layer_norm__scalar(float* y, const float* x, const float* gamma, const float* beta,
                                 int64_t T, int64_t D, float eps) {

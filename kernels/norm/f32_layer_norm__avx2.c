@@ -1,2 +1,2 @@
-#include "kernels/activation/simd_avx2.h"
+#include "kernels/common/simd_avx2.h"
 #include "kernels/norm/f32_layer_norm__simd.inc"

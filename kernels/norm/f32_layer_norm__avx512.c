@@ -1,2 +1,2 @@
-#include "kernels/activation/simd_avx512.h"
+#include "kernels/common/simd_avx512.h"
 #include "kernels/norm/f32_layer_norm__simd.inc"

@@ -3,9 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "kernels/activation/bench_util.h"
-#include "kernels/activation/cpu.h"
+#include "kernels/common/bench_util.h"
+#include "kernels/common/cpu.h"
 #include "kernels/norm/f32_layer_norm.h"
+#include "kernels/norm/f32_layer_norm_contract.h"
 
 typedef void (*ln_fn)(float*, const float*, const float*, const float*, int64_t, int64_t, float);
 
@@ -22,12 +23,14 @@ int main(int argc, char** argv) {
     const char* name;
     int ok;
     ln_fn f;
-  } isas[] = {{"scalar", 1, ckw_f32_layer_norm__scalar},
-              {"avx2", ckw_cpu_has_avx2(), ckw_f32_layer_norm__avx2},
-              {"avx512", ckw_cpu_has_avx512(), ckw_f32_layer_norm__avx512}};
+  } isas[] = {
+#define ISA(isa) {#isa, ckw_cpu_has_##isa(), ckw_f32_layer_norm__##isa},
+      CKW_F32_LAYER_NORM_ISAS(ISA)
+#undef ISA
+  };
   int bad = 0;
   if (bench) printf("layer_norm %lldx%lld (encoder), best of 20\n", (long long)T, (long long)D);
-  for (int i = 0; i < 3; ++i) {
+  for (size_t i = 0; i < sizeof isas / sizeof isas[0]; ++i) {
     if (!isas[i].ok) continue;
     double t;
     CKW_BENCH_BEST(t, bench ? 20 : 1, isas[i].f(y, x, g, b, T, D, 1e-5f));

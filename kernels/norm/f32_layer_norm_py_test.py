@@ -1,26 +1,23 @@
 """Layer norm through ctypes against torch.nn.functional.layer_norm (float64) under the
 tolerance policy, c from f32_layer_norm.json; in-place and large-offset rows included."""
 
-import ctypes
 import unittest
 
 import numpy as np
 import torch
 
-from kernels.activation import kernel_testing as kt
+from kernels.common import kernel_testing as kt
 from kernels.common import tolerance
 
-LIB = kt.load("norm", "libckw_norm_testing.so")
-P, I64 = ctypes.c_void_p, ctypes.c_int64
+KERNEL = kt.Kernel("kernels/norm/f32_layer_norm.json")
 
 
 class LayerNormTest(unittest.TestCase):
     def test_matches_torch(self):
-        c = kt.tol_c("norm", "f32_layer_norm")
+        c = KERNEL.tol_c
         rng = np.random.default_rng(7)
         for isa in kt.cpu_isas():
-            f = getattr(LIB, "ckw_f32_layer_norm" + isa)
-            f.argtypes = [P, P, P, P, I64, I64, ctypes.c_float]
+            f = KERNEL.function(isa)
             for t, d, offset in [(1, 1, 0), (3, 17, 0), (2, 384, 50.0), (5, 512, 0), (1, 1000, -20.0), (4, 7, 3.0)]:
                 x = kt.f32(rng.standard_normal((t, d)) * 2 + offset)
                 g = kt.f32(rng.standard_normal(d))
@@ -41,8 +38,7 @@ class LayerNormTest(unittest.TestCase):
         g = np.ones(d, np.float32)
         b = kt.f32(np.arange(d))
         y = np.empty_like(x)
-        LIB.ckw_f32_layer_norm.argtypes = [P, P, P, P, I64, I64, ctypes.c_float]
-        LIB.ckw_f32_layer_norm(kt.ptr(y), kt.ptr(x), kt.ptr(g), kt.ptr(b), 2, d, 1e-5)
+        KERNEL.function()(kt.ptr(y), kt.ptr(x), kt.ptr(g), kt.ptr(b), 2, d, 1e-5)
         np.testing.assert_array_equal(y, np.broadcast_to(b, (2, d)))
 
 

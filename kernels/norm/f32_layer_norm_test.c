@@ -5,17 +5,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/activation/cpu.h"
+#include "kernels/common/cpu.h"
 #include "kernels/common/tolerance.h"
 #include "kernels/norm/f32_layer_norm.h"
+#include "kernels/norm/f32_layer_norm_contract.h"
 
 // Built a second time with CKW_TEST_AVX512_EMULATION (the *_avx512emu_test target) to run the
-// AVX-512 template through kernels/activation/avx512_emulation.h on CPUs without AVX-512.
+// AVX-512 template through kernels/common/avx512_emulation.h on CPUs without AVX-512.
 #ifdef CKW_TEST_AVX512_EMULATION
 void ckw_f32_layer_norm__avx512emu(float*, const float*, const float*, const float*, int64_t, int64_t, float);
 #endif
 
-#define TOL_C 8.0  // contract.tolerance_c in f32_layer_norm.json
+#define TOL_C CKW_F32_LAYER_NORM_TOLERANCE_C
 #define GUARD 5
 #define SENTINEL 999.0f
 
@@ -73,10 +74,11 @@ int main(void) {
     const char* isa;
     int ok;
     ln_fn f;
-  } isas[] = {{"scalar", 1, ckw_f32_layer_norm__scalar},
-              {"avx2", ckw_cpu_has_avx2(), ckw_f32_layer_norm__avx2},
-              {"avx512", ckw_cpu_has_avx512(), ckw_f32_layer_norm__avx512},
-              {"dispatch", 1, ckw_f32_layer_norm},
+  } isas[] = {
+#define ISA(isa) {#isa, ckw_cpu_has_##isa(), ckw_f32_layer_norm__##isa},
+      CKW_F32_LAYER_NORM_ISAS(ISA)
+#undef ISA
+      {"dispatch", 1, ckw_f32_layer_norm},
 #ifdef CKW_TEST_AVX512_EMULATION
               {"avx512-emulated", 1, ckw_f32_layer_norm__avx512emu},
 #endif

@@ -7,6 +7,7 @@ phases; the compiler's outputs are then known: <out>/ckw_<variant>_<part>.{c,h},
 """
 
 load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_library")
+load(":kernel_info.bzl", "CkwKernelInfo")
 
 def _ckw_codegen_impl(ctx):
     prefix = "ckw_%s_%s" % (ctx.attr.variant, ctx.attr.part)
@@ -20,12 +21,14 @@ def _ckw_codegen_impl(ctx):
     args.add("--config", ctx.file.config)
     if ctx.file.manifest:
         args.add("--manifest", ctx.file.manifest)
-    args.add_all(ctx.files.kernel_maps, before_each = "--kernel_maps")
+    kernels = [k[CkwKernelInfo] for k in ctx.attr.kernels]
+    maps = depset(transitive = [k.maps for k in kernels])
+    args.add_all(maps, before_each = "--kernel_maps")
     args.add("--variant", ctx.attr.variant)
-    args.add_all([str(d.label) for d in ctx.attr.kernel_deps], before_each = "--library")
+    args.add_all(depset(transitive = [k.libraries for k in kernels]), before_each = "--library")
     args.add("--out_dir", c.dirname)
     args.add("--quiet")
-    inputs = [ctx.file.circuit, ctx.file.config] + ctx.files.kernel_maps
+    inputs = [ctx.file.circuit, ctx.file.config] + depset(transitive = [k.map_inputs for k in kernels]).to_list()
     if ctx.file.manifest:
         inputs.append(ctx.file.manifest)
     ctx.actions.run(
@@ -48,8 +51,11 @@ ckw_codegen = rule(
         "circuit": attr.label(allow_single_file = [".json"], mandatory = True, doc = "Circuit JSON."),
         "config": attr.label(allow_single_file = [".json"], mandatory = True, doc = "Model config JSON (dims)."),
         "manifest": attr.label(allow_single_file = [".json"], doc = "Checkpoint manifest (weight offsets and hash)."),
-        "kernel_maps": attr.label_list(allow_files = [".json"], mandatory = True, doc = "Kernel-map JSON files."),
-        "kernel_deps": attr.label_list(doc = "The kernel cc_libraries linked in; every map the compiler selects must name one of them."),
+        "kernels": attr.label_list(
+            providers = [CkwKernelInfo],
+            mandatory = True,
+            doc = "Kernel sets (e.g. //kernels:model_kernels): the maps the compiler selects from and the libraries they name.",
+        ),
         "variant": attr.string(mandatory = True, doc = "First half of the symbol prefix, e.g. tiny."),
         "part": attr.string(mandatory = True, doc = "The circuit's part (must match its \"part\")."),
         "phases": attr.string_list(mandatory = True, doc = "The circuit's phases, in its order."),
@@ -67,7 +73,7 @@ _version_script = rule(
     attrs = {"prefix": attr.string(mandatory = True)},
 )
 
-def ckw_model_library(name, circuit, config, kernel_maps, kernel_deps, variant, part, phases, manifest = None, visibility = None, testonly = False):
+def ckw_model_library(name, circuit, config, kernels, variant, part, phases, manifest = None, visibility = None, testonly = False):
     """Generated C for one circuit, as a cc_library and a shared library exporting only its prefix.
 
     Targets: `<name>_c` (the generated files), `<name>_lib` (cc_library), `libckw_<variant>_<part>.so`
@@ -78,8 +84,8 @@ def ckw_model_library(name, circuit, config, kernel_maps, kernel_deps, variant, 
       name: target name, e.g. tiny_decoder.
       circuit: circuit JSON label.
       config: model config JSON label.
-      kernel_maps: kernel-map JSON labels the compiler may select from.
-      kernel_deps: cc_library labels of the kernels those maps name (their `library` field).
+      kernels: kernel sets providing CkwKernelInfo (//tools/codegen:kernel_info.bzl), e.g.
+        //kernels:model_kernels: the maps the compiler selects from, linked as their libraries.
       variant: symbol prefix variant, e.g. tiny.
       part: the circuit's part, e.g. decoder.
       phases: the circuit's phases.
@@ -93,8 +99,7 @@ def ckw_model_library(name, circuit, config, kernel_maps, kernel_deps, variant, 
         circuit = circuit,
         config = config,
         manifest = manifest,
-        kernel_maps = kernel_maps,
-        kernel_deps = kernel_deps,
+        kernels = kernels,
         variant = variant,
         part = part,
         phases = phases,
@@ -113,7 +118,7 @@ def ckw_model_library(name, circuit, config, kernel_maps, kernel_deps, variant, 
         name = name + "_lib",
         srcs = [":%s_c_files" % name],
         hdrs = [":%s_h_files" % name],
-        deps = kernel_deps,
+        deps = kernels,
         linkopts = ["-pthread"],  # the handle's worker threads
         alwayslink = True,  # nothing in the .so references the entry points; keep them
         testonly = testonly,

@@ -41,5 +41,5 @@ def compile_circuit(circuit_path: str, kernel_map_paths: List[str], config_path:
     if libraries is not None:
         missing = [lib for lib in ir["libraries"] if lib not in libraries]
         if missing:
-            raise CompileError(f"{circuit_path}: selected kernels need {', '.join(missing)}, which the build does not link; add them to kernel_deps")
+            raise CompileError(f"{circuit_path}: selected kernels need {', '.join(missing)}, which the build does not link; register them (kernels/kernel.bzl) or add them to the rule's kernels")
     return Result(ir, plans, emit.render(ir))

@@ -4,11 +4,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "kernels/activation/bench_util.h"
-#include "kernels/activation/cpu.h"
+#include "kernels/common/bench_util.h"
+#include "kernels/common/cpu.h"
 #include "kernels/activation/f32_add.h"
 #include "kernels/activation/f32_gelu.h"
 #include "kernels/activation/f32_softmax.h"
+#include "kernels/activation/f32_activation_contract.h"
 
 typedef void (*unary_fn)(float*, const float*, int64_t, int64_t);
 
@@ -22,14 +23,16 @@ int main(int argc, char** argv) {
     const char* name;
     int ok;
     unary_fn gelu, softmax;
-  } isas[] = {{"scalar", 1, ckw_f32_gelu__scalar, ckw_f32_softmax__scalar},
-              {"avx2", ckw_cpu_has_avx2(), ckw_f32_gelu__avx2, ckw_f32_softmax__avx2},
-              {"avx512", ckw_cpu_has_avx512(), ckw_f32_gelu__avx512, ckw_f32_softmax__avx512}};
+  } isas[] = {
+#define ISA(isa) {#isa, ckw_cpu_has_##isa(), ckw_f32_gelu__##isa, ckw_f32_softmax__##isa},
+      CKW_F32_ACTIVATION_ISAS(ISA)
+#undef ISA
+  };
   const int reps = bench ? 10 : 1;
   int bad = 0;
   if (bench) printf("%-8s %14s %14s %14s   (Gelem/s over %lldx%lld, best of %d)\n", "isa", "gelu", "softmax", "add",
                     (long long)T, (long long)D, reps);
-  for (int i = 0; i < 3; ++i) {
+  for (size_t i = 0; i < sizeof isas / sizeof isas[0]; ++i) {
     if (!isas[i].ok) {
       if (bench) printf("%-8s %14s\n", isas[i].name, "(not on this CPU)");
       continue;

@@ -1,14 +1,14 @@
 // 16-lane AVX-512 helpers: the same ckw_v_* names as simd_avx2.h (see there), so kernel
 // templates compile unchanged for either ISA.
-#ifndef CKW_KERNELS_ACTIVATION_SIMD_AVX512_H_
-#define CKW_KERNELS_ACTIVATION_SIMD_AVX512_H_
+#ifndef CKW_KERNELS_COMMON_SIMD_AVX512_H_
+#define CKW_KERNELS_COMMON_SIMD_AVX512_H_
 
 #include <immintrin.h>
 #include <stdint.h>
 
 #ifdef CKW_EMULATE_AVX512
 // Test builds only (see avx512_emulation.h): same templates, portable lanes, other symbols.
-#include "kernels/activation/avx512_emulation.h"
+#include "kernels/common/avx512_emulation.h"
 #define CKW_SIMD_TARGET __attribute__((target("avx2,fma")))
 #define CKW_VI static inline __attribute__((always_inline, target("avx2,fma")))
 #define CKW_ISA(name) name##__avx512emu
@@ -65,6 +65,6 @@ CKW_VI ckw_vf ckw_v_pow2i_(ckw_vf n) {
   return _mm512_castsi512_ps(_mm512_slli_epi32(e, 23));
 }
 
-#include "kernels/activation/simd_math.inc"
+#include "kernels/common/simd_math.inc"
 
-#endif  // CKW_KERNELS_ACTIVATION_SIMD_AVX512_H_
+#endif  // CKW_KERNELS_COMMON_SIMD_AVX512_H_

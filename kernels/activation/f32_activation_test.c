@@ -5,23 +5,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/activation/cpu.h"
+#include "kernels/common/cpu.h"
 #include "kernels/activation/f32_add.h"
 #include "kernels/activation/f32_gelu.h"
 #include "kernels/activation/f32_softmax.h"
+#include "kernels/activation/f32_activation_contract.h"
 #include "kernels/common/tolerance.h"
 
 // Built a second time with CKW_TEST_AVX512_EMULATION (the *_avx512emu_test target) to run the
-// AVX-512 template through kernels/activation/avx512_emulation.h on CPUs without AVX-512.
+// AVX-512 template through kernels/common/avx512_emulation.h on CPUs without AVX-512.
 #ifdef CKW_TEST_AVX512_EMULATION
 void ckw_f32_gelu__avx512emu(float*, const float*, int64_t, int64_t);
 void ckw_f32_softmax__avx512emu(float*, const float*, int64_t, int64_t);
 void ckw_f32_add__avx512emu(float*, const float*, const float*, int64_t, int64_t);
 #endif
 
-#define GELU_C 4.0
-#define SOFTMAX_C 4.0
-#define ADD_C 1.0
+#define GELU_C CKW_F32_GELU_TOLERANCE_C
+#define SOFTMAX_C CKW_F32_SOFTMAX_TOLERANCE_C
 #define GUARD 9
 #define SENTINEL -777.0f
 
@@ -101,7 +101,9 @@ static int check_add(const isa_t* isa, int64_t T, int64_t D) {
   isa->add(y + GUARD, a, b, T, D);
   char what[96];
   snprintf(what, sizeof what, "%s add T=%lld D=%lld", isa->isa, (long long)T, (long long)D);
-  // Exact: one rounding, the same as the reference's float addition.
+  // Exact: one rounding, the same as the reference's float addition (tolerance_c 1 in the map,
+  // met with zero error).
+  _Static_assert(CKW_F32_ADD_TOLERANCE_C >= 0.0, "f32_add.json states a tolerance");
   int ok = guards_ok(what, y, n) && (n == 0 || memcmp(y + GUARD, ref, sizeof(float) * n) == 0);
   if (!ok) fprintf(stderr, "%s: mismatch\n", what);
   free(a), free(b), free(y), free(ref);
@@ -110,9 +112,9 @@ static int check_add(const isa_t* isa, int64_t T, int64_t D) {
 
 int main(void) {
   const isa_t isas[] = {
-      {"scalar", 1, ckw_f32_gelu__scalar, ckw_f32_softmax__scalar, ckw_f32_add__scalar},
-      {"avx2", ckw_cpu_has_avx2(), ckw_f32_gelu__avx2, ckw_f32_softmax__avx2, ckw_f32_add__avx2},
-      {"avx512", ckw_cpu_has_avx512(), ckw_f32_gelu__avx512, ckw_f32_softmax__avx512, ckw_f32_add__avx512},
+#define ISA(isa) {#isa, ckw_cpu_has_##isa(), ckw_f32_gelu__##isa, ckw_f32_softmax__##isa, ckw_f32_add__##isa},
+      CKW_F32_ACTIVATION_ISAS(ISA)
+#undef ISA
       {"dispatch", 1, ckw_f32_gelu, ckw_f32_softmax, ckw_f32_add},
 #ifdef CKW_TEST_AVX512_EMULATION
       {"avx512-emulated", 1, ckw_f32_gelu__avx512emu, ckw_f32_softmax__avx512emu, ckw_f32_add__avx512emu},

@@ -1,30 +1,27 @@
 """gelu, softmax and add through ctypes against torch / numpy in float64 under the tolerance
 policy, c read from the kernel maps."""
 
-import ctypes
 import unittest
 
 import numpy as np
 import torch
 
-from kernels.activation import kernel_testing as kt
+from kernels.common import kernel_testing as kt
 from kernels.common import tolerance
 
-LIB = kt.load("activation", "libckw_activation_testing.so")
-P, I64 = ctypes.c_void_p, ctypes.c_int64
+LIB = kt.Library("kernels/activation/f32_add.json", "kernels/activation/f32_gelu.json",
+                 "kernels/activation/f32_softmax.json")
 SHAPES = [(1, 1), (1, 7), (3, 17), (2, 64), (5, 37), (1, 1500), (4, 384)]
 
 
 def unary(name):
     f = getattr(LIB, name)
-    f.argtypes = [P, P, I64, I64]
-    f.restype = None
     return f
 
 
 class ActivationTest(unittest.TestCase):
     def test_gelu_matches_torch(self):
-        c = kt.tol_c("activation", "f32_gelu")
+        c = LIB.tol_c("f32_gelu")
         rng = np.random.default_rng(1)
         for isa in kt.cpu_isas():
             f = unary("ckw_f32_gelu" + isa)
@@ -39,7 +36,7 @@ class ActivationTest(unittest.TestCase):
                 tolerance.assert_close(y, torch.nn.functional.gelu(torch.from_numpy(x)).numpy(), c, 1, "vs torch f32")
 
     def test_softmax_matches_torch(self):
-        c = kt.tol_c("activation", "f32_softmax")
+        c = LIB.tol_c("f32_softmax")
         rng = np.random.default_rng(2)
         for isa in kt.cpu_isas():
             f = unary("ckw_f32_softmax" + isa)
@@ -55,7 +52,6 @@ class ActivationTest(unittest.TestCase):
         rng = np.random.default_rng(3)
         for isa in kt.cpu_isas():
             f = getattr(LIB, "ckw_f32_add" + isa)
-            f.argtypes = [P, P, P, I64, I64]
             for t, d in SHAPES:
                 a = kt.f32(rng.standard_normal((t, d)))
                 b = kt.f32(rng.standard_normal((t, d)))
@@ -73,7 +69,6 @@ class ActivationTest(unittest.TestCase):
         table = kt.f32(np.concatenate([np.sin(scaled), np.cos(scaled)], axis=1))
         x = kt.f32(np.random.default_rng(4).standard_normal((length, channels)))
         y = np.empty_like(x)
-        LIB.ckw_f32_add.argtypes = [P, P, P, I64, I64]
         LIB.ckw_f32_add(kt.ptr(y), kt.ptr(x), kt.ptr(table), length, channels)
         np.testing.assert_array_equal(y, x + table)
 

@@ -2,8 +2,8 @@
 // is written once against the ckw_v_* names and instantiated per ISA by including either
 // this header or simd_avx512.h first; every helper carries the ISA's target attribute so
 // translation units stay compiled at the x86-64 baseline.
-#ifndef CKW_KERNELS_ACTIVATION_SIMD_AVX2_H_
-#define CKW_KERNELS_ACTIVATION_SIMD_AVX2_H_
+#ifndef CKW_KERNELS_COMMON_SIMD_AVX2_H_
+#define CKW_KERNELS_COMMON_SIMD_AVX2_H_
 
 #include <immintrin.h>
 #include <stdint.h>
@@ -62,6 +62,6 @@ CKW_VI ckw_vf ckw_v_pow2i_(ckw_vf n) {
   return _mm256_castsi256_ps(_mm256_slli_epi32(e, 23));
 }
 
-#include "kernels/activation/simd_math.inc"
+#include "kernels/common/simd_math.inc"
 
-#endif  // CKW_KERNELS_ACTIVATION_SIMD_AVX2_H_
+#endif  // CKW_KERNELS_COMMON_SIMD_AVX2_H_

@@ -1,6 +1,6 @@
-#include "kernels/activation/cpu.h"
-#include "kernels/activation/gelu_scalar.h"
-#include "kernels/gemm/f32_gemm_nt_core.h"
+#include "kernels/common/cpu.h"
+#include "kernels/common/gelu_scalar.h"
+#include "kernels/common/f32_gemm_nt_core.h"
 
 void ckw_f32_gemm_nt_core__scalar(float* y, const float* x, const float* w, const float* b,
                                   const float* r, int64_t M, int64_t N, int64_t K, int epi) {

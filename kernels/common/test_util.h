@@ -1,6 +1,6 @@
-// Small helpers shared by the audio cc_tests: a deterministic RNG and a failure counter.
-#ifndef CKW_KERNELS_AUDIO_AUDIO_TEST_UTIL_H_
-#define CKW_KERNELS_AUDIO_AUDIO_TEST_UTIL_H_
+// Small helpers shared by the kernel cc_tests: a deterministic RNG and a failure counter.
+#ifndef CKW_KERNELS_COMMON_TEST_UTIL_H_
+#define CKW_KERNELS_COMMON_TEST_UTIL_H_
 
 #include <stdint.h>
 #include <stdio.h>
@@ -39,4 +39,4 @@ static inline int test_finish(const char* name) {
   return 0;
 }
 
-#endif  // CKW_KERNELS_AUDIO_AUDIO_TEST_UTIL_H_
+#endif  // CKW_KERNELS_COMMON_TEST_UTIL_H_

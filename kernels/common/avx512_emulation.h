@@ -4,8 +4,8 @@
 // the ISA suffix to __avx512emu so emulated and real symbols never collide. Semantics follow
 // the Intel SDM per lane (fmadd fused, max returns the second operand on NaN, round to
 // nearest even); instruction-level behaviour is of course only proven on real hardware.
-#ifndef CKW_KERNELS_ACTIVATION_AVX512_EMULATION_H_
-#define CKW_KERNELS_ACTIVATION_AVX512_EMULATION_H_
+#ifndef CKW_KERNELS_COMMON_AVX512_EMULATION_H_
+#define CKW_KERNELS_COMMON_AVX512_EMULATION_H_
 
 #include <immintrin.h>
 #include <math.h>
@@ -149,4 +149,4 @@ CKW_EMU ckw_emu_ps ckw_emu_setr_ps(float a0, float a1, float a2, float a3, float
 #undef _mm512_setr_ps
 #define _mm512_setr_ps ckw_emu_setr_ps
 
-#endif  // CKW_KERNELS_ACTIVATION_AVX512_EMULATION_H_
+#endif  // CKW_KERNELS_COMMON_AVX512_EMULATION_H_

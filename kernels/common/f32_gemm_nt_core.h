@@ -8,8 +8,8 @@
 // streaming dot-product path instead (lanes along K, then r + (dot + b)): same contract,
 // different rounding, so a thread split must be over N (never M down to 1 row) to keep the
 // bits. The scalar path uses separate multiply and add.
-#ifndef CKW_KERNELS_GEMM_F32_GEMM_NT_CORE_H_
-#define CKW_KERNELS_GEMM_F32_GEMM_NT_CORE_H_
+#ifndef CKW_KERNELS_COMMON_F32_GEMM_NT_CORE_H_
+#define CKW_KERNELS_COMMON_F32_GEMM_NT_CORE_H_
 
 #include <stdint.h>
 
@@ -30,4 +30,4 @@ void ckw_f32_gemm_nt_core__avx512(float* y, const float* x, const float* w, cons
 void ckw_f32_gemm_nt_core(float* y, const float* x, const float* w, const float* b, const float* r,
                           int64_t M, int64_t N, int64_t K, int epi);
 
-#endif  // CKW_KERNELS_GEMM_F32_GEMM_NT_CORE_H_
+#endif  // CKW_KERNELS_COMMON_F32_GEMM_NT_CORE_H_

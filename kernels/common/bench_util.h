@@ -1,7 +1,7 @@
 // Timing helpers for the kernel benchmarks (test-only). Each benchmark is a cc_test that
 // runs tiny sizes once under `bazel test` and the real table with --benchmark.
-#ifndef CKW_KERNELS_ACTIVATION_BENCH_UTIL_H_
-#define CKW_KERNELS_ACTIVATION_BENCH_UTIL_H_
+#ifndef CKW_KERNELS_COMMON_BENCH_UTIL_H_
+#define CKW_KERNELS_COMMON_BENCH_UTIL_H_
 
 #include <string.h>
 #include <time.h>
@@ -34,4 +34,4 @@ static inline int ckw_bench_requested(int argc, char** argv) {
     (seconds_out) = best_;                          \
   } while (0)
 
-#endif  // CKW_KERNELS_ACTIVATION_BENCH_UTIL_H_
+#endif  // CKW_KERNELS_COMMON_BENCH_UTIL_H_
