@@ -9,6 +9,8 @@ import unittest
 
 import numpy as np
 
+from runtime import abi
+
 ARGS = {}
 for _arg in sys.argv[1:]:  # "name=path", or a bare path continuing the previous name's list
     if "=" in _arg:
@@ -16,8 +18,6 @@ for _arg in sys.argv[1:]:  # "name=path", or a bare path continuing the previous
         ARGS[_key] = _value
     else:
         ARGS[_key] += "," + _arg
-PREFIX = "ckw_whisper_frontend_"
-E_KERNEL = -9
 # log-mel is (log10 + 4) / 4 of float32 sums; measured max abs error about 3e-5 on jfk.wav.
 MEL_ABS = 1e-4
 
@@ -25,36 +25,25 @@ MEL_ABS = 1e-4
 class FrontendTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        lib = ctypes.CDLL(os.path.abspath(ARGS["frontend"]))
-        h = ctypes.c_void_p
-        u8 = ctypes.c_char_p
-        f32 = np.ctypeslib.ndpointer(np.float32, flags="C_CONTIGUOUS")
-        i64p = np.ctypeslib.ndpointer(np.int64, flags="C_CONTIGUOUS")
-        sig = {
-            "create": ([ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(h)], ctypes.c_int),
-            "free": ([h], None),
-            "run_shape": ([h, u8, ctypes.c_int64, i64p], ctypes.c_int),
-            "run": ([h, u8, ctypes.c_int64, f32, ctypes.c_int64], ctypes.c_int),
-            "last_error": ([h], ctypes.c_char_p),
-        }
-        for name, (args, res) in sig.items():
-            fn = getattr(lib, PREFIX + name)
-            fn.argtypes, fn.restype = args, res
-        cls.lib = lib
-        cls.h = h()
-        assert lib.ckw_whisper_frontend_create(None, None, ctypes.byref(cls.h)) == 0
+        # The one ctypes table, built from the library's own ABI data (runtime/abi.py).
+        cls.lib = abi.Library(os.path.abspath(ARGS["frontend"]), "ckw_whisper_frontend", "frontend")
+        cls.handle = abi.Handle(cls.lib)
 
     @classmethod
     def tearDownClass(cls):
-        cls.lib.ckw_whisper_frontend_free(cls.h)
+        cls.handle.close()
+
+    def call(self, name, *args):
+        return self.lib.call(name, self.handle.h, *args)
 
     def mel(self, data: bytes):
-        shape = np.zeros(2, np.int64)
-        rc = self.lib.ckw_whisper_frontend_run_shape(self.h, data, len(data), shape)
+        wav = np.frombuffer(data, np.uint8)
+        shape = (ctypes.c_int64 * 2)()
+        rc = self.call("run_shape", wav, wav.size, shape)
         if rc:
             return rc, None
-        out = np.zeros(tuple(shape), np.float32)
-        rc = self.lib.ckw_whisper_frontend_run(self.h, data, len(data), out, out.size)
+        out = np.zeros((shape[0], shape[1]), np.float32)
+        rc = self.call("run", wav, wav.size, out, out.size)
         return rc, out
 
     def test_jfk_matches_openai_whisper(self):
@@ -86,12 +75,13 @@ class FrontendTest(unittest.TestCase):
     def test_capacity_is_checked(self):
         data = open(ARGS["jfk"], "rb").read()
         small = np.zeros((80, 10), np.float32)
-        self.assertEqual(self.lib.ckw_whisper_frontend_run(self.h, data, len(data), small, small.size), -1)
+        wav = np.frombuffer(data, np.uint8)
+        self.assertEqual(self.call("run", wav, wav.size, small, small.size), abi.E_ARGUMENT)
 
     def test_malformed_wav_reports_the_parser_error(self):
         rc, _ = self.mel(b"RIFF\x10\x00\x00\x00WAVEjunk")
-        self.assertEqual(rc, E_KERNEL)
-        self.assertTrue(self.lib.ckw_whisper_frontend_last_error(self.h))
+        self.assertEqual(rc, abi.E_KERNEL)
+        self.assertTrue(self.call("last_error"))
 
 
 if __name__ == "__main__":
