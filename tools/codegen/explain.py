@@ -221,6 +221,17 @@ def _error(error: CompileError | None, phases: list[dict]) -> dict | None:
     return result
 
 
+def _attach_failed_candidates(error: CompileError | None, phases: list[dict], table: list[list]) -> None:
+    """A selection error lists the maps it considered: give them to the failing op's node too."""
+    if error is None or "candidates" not in error.context or "op" not in error.context:
+        return
+    for phase in phases:
+        for n in phase["nodes"]:
+            if phase["phase"] == error.context.get("phase") and n["name"] == error.context["op"]:
+                table.append([{"kernel": c["kernel"], "rejected": c["rejected"]} for c in error.context["candidates"]])
+                n["candidates"] = len(table) - 1
+
+
 def _status(trace, phase: str, error: CompileError | None, first_missing: str | None) -> str:
     if phase in trace.plans and (error is None or error.context.get("phase") != phase):
         return "compiled"
@@ -247,6 +258,7 @@ def describe(trace, error: CompileError | None = None) -> dict:
             phases[-1]["status"] = status
         else:
             phases.append(_declared(g, trace.selection, phase, status, table, index))
+    _attach_failed_candidates(error, phases, table)
     return {
         "version": VERSION,
         "source": g.path if g else trace.circuit_path,

@@ -21,7 +21,7 @@ def _page_impl(ctx):
         mnemonic = "CkwExplorer",
         progress_message = "Drawing the IR explorer page %s" % out.short_path,
     )
-    return [DefaultInfo(files = depset([out]))]
+    return [DefaultInfo(files = depset([out]), runfiles = ctx.runfiles(files = [out]))]
 
 ckw_explorer_page = rule(
     implementation = _page_impl,

@@ -107,6 +107,9 @@ def test_no_provider_names_the_op_and_its_candidates(tmp_path):
     assert err["op"] == "blocks.0.self_attn" and err["phase"] == "prefill" and err["edge"] is None
     assert err["candidates"] and all(c["rejected"] for c in err["candidates"])
     assert ex["phases"][0]["status"] == "failed"
+    node = next(n for n in ex["phases"][0]["nodes"] if n["name"] == "blocks.0.self_attn")
+    assert node["kernel"] is None
+    assert [c["kernel"] for c in ex["candidates"][node["candidates"]]] == [c["kernel"] for c in err["candidates"]]
 
 
 if __name__ == "__main__":

@@ -208,13 +208,16 @@
     return rows.map((r) => (r.over ? "OVER " : "") + "max_rel " + sci(r.max_rel) + ", rmse_rel " + sci(r.rmse_rel)).join("; ");
   }
 
-  function selectNode(phase, name, scroll) {
-    const info = PHASES[phase];
-    const n = info.nodes.get(name);
-    if (!n) return;
+  // Marks one graph element (`node/...` or `edge/...`) selected, scrolling to it if asked.
+  function highlight(phase, id, scroll) {
     clearSelection();
-    const g = info.elements.get("node/" + phase + "/" + name);
+    const g = PHASES[phase].elements.get(id);
     if (g) { g.classList.add("selected"); if (scroll) reveal(g); }
+  }
+  function selectNode(phase, name, scroll) {
+    const n = PHASES[phase].nodes.get(name);
+    if (!n) return;
+    highlight(phase, "node/" + phase + "/" + name, scroll);
     state.selected = {kind: "node", phase, name};
     renderNodePanel(phase, n);
   }
@@ -298,7 +301,7 @@
         h("td", {text: String(i)}), h("td", {}, h("code", {text: o.split})), h("td", {text: o.when || "always"}),
         h("td", {text: String(o.grain)}), h("td", {text: o.why || ""}))), {class: "splits"}));
       const used = call && call.parallel ? call.parallel.splits : null;
-      out.push(h("p", {}, used && used.length
+      out.push(h("p", {id: "panel-split-call"}, used && used.length
         ? "this call: " + used.map((s) => "split " + s.split + " (grain " + s.grain + ") when " + s.when).join("; else ")
         : "this call: no option applies at these dims, it runs whole"));
     }
@@ -311,12 +314,9 @@
     else renderEdgePanel(phase, {id: vid, value: vid, from: "?", to: "?", from_port: "", to_port: ""});
   }
   function selectEdge(phase, id, scroll) {
-    const info = PHASES[phase];
-    const e = info.edges.get(id);
+    const e = PHASES[phase].edges.get(id);
     if (!e) return;
-    clearSelection();
-    const g = info.elements.get("edge/" + phase + "/" + id);
-    if (g) { g.classList.add("selected"); if (scroll) reveal(g); }
+    highlight(phase, "edge/" + phase + "/" + id, scroll);
     state.selected = {kind: "edge", phase, id};
     renderEdgePanel(phase, e);
   }
@@ -362,9 +362,7 @@
   }
   function selectHolder(phase, name) {
     const info = PHASES[phase];
-    clearSelection();
-    const g = info.elements.get("node/" + phase + "/" + name);
-    if (g) g.classList.add("selected");
+    highlight(phase, "node/" + phase + "/" + name, false);
     const vid = name.startsWith("output:") ? (info.data.outputs[name.slice(7)] || name) : name;
     const v = info.data.values[vid] || {};
     const st = name.startsWith("state:") ? EX.states[name.slice(6).split("[")[0]] : null;
