@@ -5,6 +5,7 @@ the kernels come from the registry (//kernels:model_kernels).
 """
 
 load("//tools/codegen:codegen.bzl", "ckw_model_library")
+load("//tools/codegen:explorer.bzl", "ckw_explorer_index")
 
 # Variant -> checkpoint repository (models/whisper/checkpoint, tools/build_defs/whisper_checkpoint.bzl).
 VARIANTS = {
@@ -70,5 +71,23 @@ def whisper_frontend_library(name, config, visibility = None):
         variant = "whisper",
         part = "frontend",
         phases = ["run"],
+        visibility = visibility,
+    )
+
+def whisper_explorer_index(name, frontend, visibility = None):
+    """The libraries `//tools/codegen:explore -- --model M --part P` chooses from: every variant
+    x part, and the frontend under each variant; X-ray results from //tests/e2e:xray_parity_<variant>_test.
+
+    Args:
+      name: target name (writes <name>.json).
+      frontend: the whisper_frontend_library target name.
+      visibility: visibility of the index.
+    """
+    libraries = {":%s_%s_c" % (v, p): "%s/%s" % (v, p) for v in sorted(VARIANTS) for p in sorted(PARTS)}
+    libraries[":%s_c" % frontend] = ",".join(["%s/frontend" % v for v in sorted(VARIANTS)])
+    ckw_explorer_index(
+        name = name,
+        libraries = libraries,
+        xray_tests = {v: "//tests/e2e:xray_parity_%s_test" % v for v in VARIANTS},
         visibility = visibility,
     )

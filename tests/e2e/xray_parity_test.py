@@ -15,7 +15,10 @@ On jfk.wav, for tiny and base (one Bazel target each, selected with `-k <variant
   cached cross-K/V) against rows p.. of the reference run over the whole sequence.
 
 Each part gets the same input on both sides, so an edge's error is that part's own arithmetic,
-and the first edge over its bound names the op that is wrong. The whole table is printed.
+and the first edge over its bound names the op that is wrong. The whole table is printed, and
+written to the test's undeclared outputs as xray_<variant>.tsv and xray_<variant>.json; the IR
+explorer (`./bazelw run //tools/codegen:explore -- --model <variant> --part <part>`) reads the
+JSON and draws each edge's error on the graph.
 
 Edge names are the circuits' (`<op>.<port>`, repeat groups unrolled) on both sides. Where the
 taps and the oracle differ, MAPPED (layout copies and cache views, reported by the taps only)
@@ -39,6 +42,7 @@ from models.whisper.reference import openai_reference
 from models.whisper.reference import xray_reference as xr
 from runtime import abi, runfiles
 from runtime.tokenizer import WhisperTokenizer
+from tools.codegen.explorer import xray as explorer_xray
 
 VARIANTS = ["tiny", "base"]
 
@@ -64,6 +68,12 @@ MAX_ABS_REL = 1e-3
 RMSE_REL = 2e-4
 
 TEXT = " And so my fellow Americans"  # jfk.wav's first words, after the forced prefix
+
+# Stage -> (library part, phase): where the IR explorer draws a stage's rows.
+STAGES = {"frontend": ("frontend", "run"), "encoder": ("encoder", "run"), "prefill": ("decoder", "prefill"),
+          "decode": ("decoder", "decode")}
+# The generated library of each part (its compiler outputs are in models/whisper/<name>_c/).
+LIBRARIES = {"frontend": "frontend", "encoder": "{variant}_encoder", "decoder": "{variant}_decoder"}
 
 # Edges the taps report that the oracle has under another name or in another layout, as
 # (tap edge pattern, reference edge template, view of our tensor in the reference's layout).
@@ -264,12 +274,25 @@ def print_table(variant: str, rows: List[dict]) -> None:
     print("\n".join(out), file=sys.stderr)
     tsv = os.environ.get("TEST_UNDECLARED_OUTPUTS_DIR")
     if tsv:
+        with open(os.path.join(tsv, f"xray_{variant}.json"), "w", encoding="utf-8") as f:
+            json.dump(json_rows(variant, rows), f, indent=1, sort_keys=True)
         with open(os.path.join(tsv, f"xray_{variant}.tsv"), "w", encoding="utf-8") as f:
             f.write("stage\tedge\treference\tshape\tmax_abs\tmax_rel\trmse\trmse_rel\terror\n")
             for r in rows:
                 f.write("\t".join([r["stage"], r["edge"], r["ref"], "x".join(map(str, r["shape"]))]
                                   + [f"{r[k]:.3e}" if k in r else "" for k in ("max_abs", "max_rel", "rmse", "rmse_rel")]
                                   + [r.get("error", "")]) + "\n")
+
+
+def json_rows(variant: str, rows: List[dict]) -> dict:
+    """The table as the IR explorer reads it (tools/codegen/explorer/xray.py)."""
+    out = []
+    for r in rows:
+        part, phase = STAGES[r["stage"]]
+        out.append({"part": part, "phase": phase, "stage": r["stage"], "edge": r["edge"], "reference": r["ref"],
+                    "shape": [int(d) for d in r["shape"]], "error": r.get("error", ""),
+                    **{k: r[k] for k in ("max_abs", "max_rel", "rmse", "rmse_rel") if k in r}})
+    return {"variant": variant, "bounds": {"max_rel": MAX_ABS_REL, "rmse_rel": RMSE_REL}, "rows": out}
 
 
 @functools.lru_cache(maxsize=None)
@@ -331,3 +354,21 @@ def test_every_circuit_edge_is_compared(variant):
         compared = {r["edge"] for r in table(variant) if r["stage"] == stage and "max_abs" in r}
         missing = [e for e in names if e not in compared]
         assert not missing, f"{part} edges never compared: {missing}"
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_rows_land_on_the_explorer_graph(variant):
+    """Every tapped edge's row reaches the value it measures on the IR explorer's graph (through the
+    library's call IR), and that value is drawn on an edge of explain.json's phase."""
+    data = json_rows(variant, list(table(variant)))
+    for part, name in LIBRARIES.items():
+        outputs = runfiles.locate("ckw", f"models/whisper/{name.format(variant=variant)}_c")
+        with open(os.path.join(outputs, "ir.json"), encoding="utf-8") as f:
+            ir = json.load(f)
+        with open(os.path.join(outputs, "explain.json"), encoding="utf-8") as f:
+            drawn = {p["phase"]: {e["value"] for e in p["edges"]} for p in json.load(f)["phases"]}
+        placed = explorer_xray.place(data, part, ir)["rows"]
+        tapped = [r for r in placed if "max_abs" in r and " - " not in r["edge"]]
+        assert tapped, f"no {part} rows"
+        lost = [f"{r['phase']} {r['edge']}" for r in tapped if r["value"] is None or r["value"] not in drawn[r["phase"]]]
+        assert not lost, f"{part} rows the explorer cannot place: {lost}"

@@ -3,10 +3,12 @@
 Starlark cannot read the circuit JSON at analysis time, so the caller states the part and
 phases; the compiler's outputs are then known: <out>/ckw_<variant>_<part>.{c,h},
 <out>/abi.json (the ABI as data, also returned by the library's ckw_<variant>_<part>_abi_json()),
-<out>/plan_<phase>.json and <out>/ir.json.
+<out>/plan_<phase>.json, <out>/ir.json and <out>/explain.json (the compiler's decisions as data,
+drawn by the IR explorer page `<name>_explorer`).
 """
 
 load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_library")
+load(":explorer.bzl", "ckw_explorer_page")
 load(":kernel_info.bzl", "CkwKernelInfo")
 
 def _ckw_codegen_impl(ctx):
@@ -15,6 +17,7 @@ def _ckw_codegen_impl(ctx):
     h = ctx.actions.declare_file("%s/%s.h" % (ctx.label.name, prefix))
     ir = ctx.actions.declare_file("%s/ir.json" % ctx.label.name)
     abi = ctx.actions.declare_file("%s/abi.json" % ctx.label.name)
+    explain = ctx.actions.declare_file("%s/explain.json" % ctx.label.name)
     plans = [ctx.actions.declare_file("%s/plan_%s.json" % (ctx.label.name, p)) for p in ctx.attr.phases]
     args = ctx.actions.args()
     args.add("--circuit", ctx.file.circuit)
@@ -35,13 +38,13 @@ def _ckw_codegen_impl(ctx):
         executable = ctx.executable._compiler,
         arguments = [args],
         inputs = inputs,
-        outputs = [c, h, abi, ir] + plans,
+        outputs = [c, h, abi, ir, explain] + plans,
         mnemonic = "CkwCodegen",
         progress_message = "Compiling circuit %s into %s" % (ctx.file.circuit.short_path, prefix),
     )
     return [
-        DefaultInfo(files = depset([c, h, abi, ir] + plans)),
-        OutputGroupInfo(c = depset([c]), h = depset([h]), json = depset([abi, ir] + plans)),
+        DefaultInfo(files = depset([c, h, abi, ir, explain] + plans)),
+        OutputGroupInfo(c = depset([c]), h = depset([h]), json = depset([abi, ir, explain] + plans)),
     ]
 
 ckw_codegen = rule(
@@ -77,8 +80,8 @@ def ckw_model_library(name, circuit, config, kernels, variant, part, phases, man
     """Generated C for one circuit, as a cc_library and a shared library exporting only its prefix.
 
     Targets: `<name>_c` (the generated files), `<name>_lib` (cc_library), `libckw_<variant>_<part>.so`
-    (shared library; only `ckw_<variant>_<part>_*` symbols are exported) and `<name>` (the .so
-    plus its header).
+    (shared library; only `ckw_<variant>_<part>_*` symbols are exported), `<name>` (the .so
+    plus its header) and `<name>_explorer` (the IR explorer page, `<name>_explorer.html`).
 
     Args:
       name: target name, e.g. tiny_decoder.
@@ -137,6 +140,12 @@ def ckw_model_library(name, circuit, config, kernels, variant, part, phases, man
     native.filegroup(
         name = name,
         srcs = [":lib%s.so" % prefix, ":%s_h_files" % name],
+        testonly = testonly,
+        visibility = visibility,
+    )
+    ckw_explorer_page(
+        name = name + "_explorer",
+        library = ":" + name + "_c",
         testonly = testonly,
         visibility = visibility,
     )

@@ -46,6 +46,7 @@ class Node:
     outputs: Dict[str, str] = field(default_factory=dict)
     weights: Dict[str, object] = field(default_factory=dict)  # port -> graph.Weight
     dims: Dict[str, object] = field(default_factory=dict)  # filled by the shapes pass
+    route: Optional[dict] = None  # converters: the edge they serve and every route considered
 
     @property
     def kernel(self) -> str:
@@ -105,18 +106,22 @@ class _Builder:
         self.tensors[t.id] = t
         return t.id
 
+    def error(self, message: str, producer: str, consumer: str, **context) -> CompileError:
+        """An edge diagnostic, with the edge and phase as data (tools draw it)."""
+        return CompileError(message, phase=self.phase, edge=(producer, consumer), **context)
+
     def source(self, ref: Ref, consumer: str) -> str:
         if ref in self.values:
             return self.values[ref]
         if ref.kind == "op":
             producer = self.graph.op(ref.name)
             if self.phase not in producer.phases:
-                raise CompileError(f"{ref} -> {consumer}: the producer does not run in phase '{self.phase}'; read the state it stores instead")
-            raise CompileError(f"{ref} -> {consumer}: dangling edge: the producer has no output port '{ref.port}'")
+                raise self.error(f"{ref} -> {consumer}: the producer does not run in phase '{self.phase}'; read the state it stores instead", str(ref), consumer)
+            raise self.error(f"{ref} -> {consumer}: dangling edge: the producer has no output port '{ref.port}'", str(ref), consumer)
         if ref.kind == "external":
             ext = self.graph.externals[ref.name]
             if ext.get("phases") and self.phase not in ext["phases"]:
-                raise CompileError(f"{ref} -> {consumer}: external '{ref.name}' is not an input of phase '{self.phase}'")
+                raise self.error(f"{ref} -> {consumer}: external '{ref.name}' is not an input of phase '{self.phase}'", str(ref), consumer)
             setter = ext.get("binding") == "setter"
             tid = self.tensor(Tensor(f"external:{ref.name}", ext["dtype"], ext["layout"],
                                      "state" if setter else "external", ref))
@@ -135,11 +140,16 @@ class _Builder:
         src = _endpoint(producer, t.layout, t.placement)
         dst = _endpoint(consumer, want_layout, consumer_placement)
         routes = _routes(self.converters, t.dtype, t.layout, want_layout)
+        record = {"edge": f"{src} -> {dst}", "dtype": t.dtype, "from_layout": t.layout, "to_layout": want_layout,
+                  "converters": sorted(c.data["kernel"] for c in self.converters),
+                  "routes": [{"chain": [d.data["kernel"] for d in r], "cost": cost} for cost, r in routes]}
         if not routes:
-            raise CompileError(f"{src} -> {dst}: no route: no declared converter chain from {t.layout} to {want_layout} for {t.dtype}")
+            raise self.error(f"{src} -> {dst}: no route: no declared converter chain from {t.layout} to {want_layout} for {t.dtype}",
+                             producer, consumer, route=record)
         if len(routes) > 1 and routes[0][0] == routes[1][0]:
             tie = " vs ".join("+".join(d.data["kernel"] for d in r[1]) for r in routes[:2])
-            raise CompileError(f"{src} -> {dst}: tie: two converter routes cost {routes[0][0]:g} ({tie}); change a cost")
+            raise self.error(f"{src} -> {dst}: tie: two converter routes cost {routes[0][0]:g} ({tie}); change a cost",
+                             producer, consumer, route=record)
         chain = routes[0][1]
         current = tid
         for i, conv in enumerate(chain):
@@ -152,7 +162,7 @@ class _Builder:
                 out = target.id
             else:
                 out = self.tensor(Tensor(f"{name}.{out_port}", t.dtype, to_layout, "arena"))
-            self.nodes.append(Node(name, conv, None, {in_port: current}, {out_port: out}))
+            self.nodes.append(Node(name, conv, None, {in_port: current}, {out_port: out}, route=dict(record, step=i)))
             current = out
         return current
 
@@ -164,10 +174,11 @@ class _Builder:
             spec = ports[port]
             tid = self.source(ref, f"{op.name}:{port}")
             t = self.tensors[tid]
+            ends = f"{_endpoint(str(ref), t.layout, t.placement)} -> {_endpoint(op.name + ':' + port, spec['layout'], spec['placement'])}"
             if t.dtype != spec["dtype"]:
-                raise CompileError(f"{_endpoint(str(ref), t.layout, t.placement)} -> {_endpoint(op.name + ':' + port, spec['layout'], spec['placement'])}: dtype {t.dtype} != {spec['dtype']}")
+                raise self.error(f"{ends}: dtype {t.dtype} != {spec['dtype']}", str(ref), f"{op.name}:{port}")
             if t.placement not in _ACCEPTS[spec["placement"]]:
-                raise CompileError(f"{_endpoint(str(ref), t.layout, t.placement)} -> {_endpoint(op.name + ':' + port, spec['layout'], spec['placement'])}: placement mismatch")
+                raise self.error(f"{ends}: placement mismatch", str(ref), f"{op.name}:{port}")
             if t.layout != spec["layout"]:
                 tid = self.convert(tid, spec["layout"], str(ref), f"{op.name}:{port}", spec["placement"])
             node.inputs[port] = tid
@@ -181,7 +192,8 @@ class _Builder:
                 st = self.graph.states[state_ref.name]
                 target = Tensor(str(state_ref), st.dtype, st.layout, "state", state_ref)
                 if target.id in self.tensors:
-                    raise CompileError(f"{op.where}: {state_ref} is read before this op writes it in phase '{self.phase}'; order the writer first")
+                    raise self.error(f"{op.where}: {state_ref} is read before this op writes it in phase '{self.phase}'; order the writer first",
+                                     str(ref), str(state_ref))
                 if st.layout == spec["layout"]:
                     tid = self.tensor(target)
                 else:

@@ -7,23 +7,42 @@ tolerance is stated: a circuit may only restate it, never loosen or tighten it).
 """
 
 from dataclasses import dataclass
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from tools.codegen.errors import CompileError
 from tools.codegen.graph import Graph, Op
 from tools.codegen.load import Document
 
 
+# One kernel map as a candidate for an op: the map, and why it was rejected (None: it provides the op).
+Candidate = Tuple[Document, Optional[str]]
+
+
 @dataclass(frozen=True)
 class Selection:
-    """(op name, phase) -> the kernel map document that runs it."""
+    """(op name, phase) -> the kernel map document that runs it, and every map considered."""
 
     providers: Dict[Tuple[str, str], Document]
+    considered: Dict[Tuple[str, str], Tuple[Candidate, ...]]
 
 
 def _runs_in(doc: Document, phase: str) -> bool:
     phases = doc.data["phases"]
     return "any" in phases or phase in phases
+
+
+def rejection(op: Op, phase: str, doc: Document) -> Optional[str]:
+    """Why `doc` cannot run `op` in `phase`, or None when it is a candidate."""
+    provides = doc.data["provides"]
+    if provides != op.kind:
+        return f"provides '{provides}', not '{op.kind}'"
+    if not _runs_in(doc, phase):
+        return f"runs in phase(s) {', '.join(doc.data['phases'])}, not '{phase}'"
+    return None
+
+
+def _record(candidates: List[Candidate]) -> List[dict]:
+    return [{"kernel": d.data["kernel"], "path": d.path, "rejected": why} for d, why in candidates]
 
 
 def _check_slots(op: Op, doc: Document) -> None:
@@ -57,16 +76,24 @@ def _check_contract(op: Op, doc: Document) -> None:
 
 
 def select(graph: Graph, kernel_maps: List[Document]) -> Selection:
-    providers = {}
+    providers, considered = {}, {}
     for op in graph.ops:
         for phase in op.phases:
-            candidates = [d for d in kernel_maps if d.data["provides"] == op.kind and _runs_in(d, phase)]
+            verdicts = [(d, rejection(op, phase, d)) for d in kernel_maps]
+            candidates = [d for d, why in verdicts if why is None]
+            context = dict(op=op.name, phase=phase, candidates=_record(verdicts))
             if not candidates:
-                raise CompileError(f"{op.where}: no provider: no kernel map provides kind '{op.kind}' in phase '{phase}'")
+                raise CompileError(f"{op.where}: no provider: no kernel map provides kind '{op.kind}' in phase '{phase}'",
+                                   **context)
             if len(candidates) > 1:
                 names = ", ".join(f"{d.data['kernel']} ({d.path})" for d in candidates)
-                raise CompileError(f"{op.where}: two or more providers for kind '{op.kind}' in phase '{phase}': {names}")
-            _check_slots(op, candidates[0])
-            _check_contract(op, candidates[0])
+                raise CompileError(f"{op.where}: two or more providers for kind '{op.kind}' in phase '{phase}': {names}",
+                                   **context)
+            try:
+                _check_slots(op, candidates[0])
+                _check_contract(op, candidates[0])
+            except CompileError as e:
+                raise CompileError(str(e), **context) from None
             providers[(op.name, phase)] = candidates[0]
-    return Selection(providers)
+            considered[(op.name, phase)] = tuple(verdicts)
+    return Selection(providers, considered)

@@ -36,7 +36,7 @@ def test_relative_paths_from_build_working_directory(tmp_path, monkeypatch):
     out = os.path.join(TOY, "out_rel_test")
     try:
         assert rc == 0
-        assert sorted(os.listdir(out)) == ["abi.json", "ckw_toy_decoder.c", "ckw_toy_decoder.h", "ir.json",
+        assert sorted(os.listdir(out)) == ["abi.json", "ckw_toy_decoder.c", "ckw_toy_decoder.h", "explain.json", "ir.json",
                                            "plan_decode.json", "plan_prefill.json"]
     finally:
         for f in os.listdir(out) if os.path.isdir(out) else []:
