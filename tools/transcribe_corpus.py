@@ -103,6 +103,7 @@ def run() -> int:
         print(f"transcribe_corpus: {len(todo)} files to transcribe, {len(files) - len(todo)} finished before "
               f"(journal {book.path})", file=sys.stderr)
         cluster.connect(ray, address, FLAGS.threads_per_worker)
+        _stop_on_sigterm()  # after ray.init, which installs its own handler (exit without a summary)
         try:
             return _run_on_ray(ray, todo, len(files) - len(todo), options, output_dir, book)
         finally:
