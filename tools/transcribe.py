@@ -99,6 +99,12 @@ def options_from_flags() -> TranscribeOptions:
     )
 
 
+def render_output(result, output_format: str) -> str:
+    """The output file of Engine.transcribe_long's `result` (also //tools:transcribe_corpus's)."""
+    keys = ("text", "segments", "tokens", "language", "model", "timings_ms")
+    return output_formats.render({k: result[k] for k in keys}, output_format)
+
+
 def _print_segment(segment) -> None:
     print(f"[{format_timestamp(segment['start'])} --> {format_timestamp(segment['end'])}] {segment['text']}",
           file=sys.stderr, flush=True)
@@ -121,8 +127,7 @@ def main(argv):
     except (audio_input.AudioInputError, EngineError, ValueError) as e:
         print(f"transcribe: error: {e}", file=sys.stderr)
         return 1
-    keys = ("text", "segments", "tokens", "language", "model", "timings_ms")
-    out = output_formats.render({k: result[k] for k in keys}, FLAGS.output_format)
+    out = render_output(result, FLAGS.output_format)
     if FLAGS.output:
         _write_atomically(_user_path(FLAGS.output), out)
     else:

@@ -1,0 +1,94 @@
+"""Corpus throughput on this machine: //tools:transcribe_corpus with 1 and 2 workers against one
+engine transcribing the same files one after another in one process, measured in the same run.
+
+    ./bazelw run //tools:benchmark_corpus -- --models tiny,base
+
+Prints, per model and configuration, audio seconds per wall second (whole batch: Ray start
+excluded, engine loading included, as a user waits for it), the ratio to the in-process loop
+with the same number of threads, and the Ray + driver overhead per file: the time the workers
+were not transcribing, (workers x batch wall - sum of per-file wall) / files. Over the shared
+LibriSpeech clips by default. Timings on a shared machine are noisy: read the ratios.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+from absl import app, flags
+
+from runtime import audio_input, runfiles
+from runtime.engine import Engine
+from tools import transcribe
+from tools.corpus import inputs, worker
+
+FLAGS = flags.FLAGS
+flags.DEFINE_list("models", ["tiny", "base"], "Variants to measure.")
+flags.DEFINE_string("input", None, "Folder or list of audio files (default: the shared LibriSpeech clips).")
+flags.DEFINE_list("workers", ["1", "2"], "Worker counts for the corpus runs (1 thread each).")
+
+SUMMARY = re.compile(r"([0-9.]+) s of audio in ([0-9.]+) s wall")
+
+
+def in_process_loop(model: str, paths, threads: int):
+    """One engine, the files in turn: (audio seconds, wall seconds), engine loading included."""
+    os.environ["CKW_NUM_THREADS"] = str(threads)  # read when the handles are created
+    t0 = time.perf_counter()
+    engine = Engine.from_runfiles(model)
+    audio = 0.0
+    options = transcribe.options_from_flags()  # the CLI defaults, as the corpus runs use
+    for path in paths:
+        wav = audio_input.load_audio_bytes(path)
+        engine.transcribe_long(wav, options)
+        audio += worker.wav_seconds(wav)
+    return audio, time.perf_counter() - t0
+
+
+def corpus_run(model: str, input_path: str, workers: int, scratch: str):
+    """(audio seconds, batch wall seconds, overhead per file in s) of one //tools:transcribe_corpus run."""
+    out = os.path.join(scratch, f"{model}-{workers}")
+    cmd = [runfiles.locate("ckw", "tools/transcribe_corpus"), f"--input={input_path}", f"--output_dir={out}",
+           f"--model={model}", f"--workers={workers}", "--threads_per_worker=1"]
+    result = subprocess.run(cmd, stderr=subprocess.PIPE, text=True, check=False)
+    match = SUMMARY.search(result.stderr)
+    if result.returncode != 0 or not match:
+        raise SystemExit(f"benchmark_corpus: {' '.join(cmd)} failed ({result.returncode}): {result.stderr[-2000:]}")
+    audio, wall = float(match.group(1)), float(match.group(2))
+    with open(os.path.join(out, "journal.jsonl"), encoding="utf-8") as f:
+        done = [r for r in map(json.loads, f) if r.get("status") == "done"]
+    overhead = (workers * wall - sum(r["wall_seconds"] for r in done)) / len(done)
+    return audio, wall, overhead
+
+
+def main(argv):
+    del argv
+    input_path = FLAGS.input or os.path.dirname(runfiles.locate("test_audio", "librispeech/MANIFEST.tsv"))
+    paths = [f.path for f in inputs.list_inputs(input_path)]
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="ckw-bench-corpus-") as scratch:
+        for model in FLAGS.models:
+            for workers in map(int, FLAGS.workers):
+                audio, wall = in_process_loop(model, paths, threads=workers)
+                peer = audio / wall
+                rows.append((model, f"in-process loop, 1 engine x {workers} threads", peer, None, None))
+                audio, wall, overhead = corpus_run(model, input_path, workers, scratch)
+                rows.append((model, f"transcribe_corpus, {workers} workers x 1 thread", audio / wall, audio / wall / peer,
+                             overhead))
+    print(f"\n{len(paths)} files from {input_path}; CPU: {_cpu_name()}, {os.cpu_count()} CPUs")
+    print(f"{'model':6} {'configuration':44} {'audio s/s':>10} {'vs loop':>8} {'overhead/file':>14}")
+    for model, config, rate, ratio, overhead in rows:
+        print(f"{model:6} {config:44} {rate:10.2f} {'' if ratio is None else f'{ratio:.2f}x':>8} "
+              f"{'' if overhead is None else f'{1000 * overhead:.0f} ms':>14}")
+    sys.stdout.flush()
+
+
+def _cpu_name() -> str:
+    with open("/proc/cpuinfo", encoding="utf-8") as f:
+        return next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), "unknown")
+
+
+if __name__ == "__main__":
+    app.run(main)

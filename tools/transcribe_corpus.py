@@ -1,0 +1,152 @@
+"""Transcribe a corpus on Ray: many files, one machine or a cluster, resumable.
+
+    ./bazelw run //tools:transcribe_corpus -- --input DIR_OR_LIST --output_dir DIR \\
+        [--model tiny|base] [--output_format txt|json|srt|vtt|tsv] [--workers N] \\
+        [--threads_per_worker T] [--address HOST:PORT] [every decoding flag of //tools:transcribe]
+
+Without --address a local Ray instance sized to this machine is started (and stopped at the
+end); with it the batch joins that running cluster. Each Ray actor holds one engine; files go
+to idle actors largest first; outputs land in --output_dir beside journal.jsonl, which makes a
+rerun skip finished files and retry failed ones (tools/corpus/journal.py).
+
+Exit status: 0 every file transcribed; 1 some files failed (listed at the end); 2 the batch
+could not run (flags, Ray, the cluster, the journal); 130 interrupted (rerun to finish).
+"""
+
+import dataclasses
+import os
+import signal
+import sys
+
+from absl import app, flags
+
+# The single-file CLI: its --model, --output_format and decoding flags are ours too.
+from tools import transcribe
+from tools.corpus import cluster, inputs, journal, progress, scheduler, worker
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("input", None, "A folder (walked recursively for audio files), a text file listing one audio path "
+                    "a line (relative paths: to the list's folder), or one audio file. Relative to where you ran the "
+                    "command.")
+if "output_dir" not in FLAGS:  # the single-file CLI may define it too (same meaning: where outputs go)
+    flags.DEFINE_string("output_dir", None, "Folder for the outputs (the input's relative path plus the format's "
+                        "extension: a/b.flac -> a/b.flac.txt) and journal.jsonl.")
+flags.DEFINE_integer("workers", None, "Ray actors, each with one engine (default: the cluster's CPUs divided by "
+                     "--threads_per_worker).")
+flags.DEFINE_integer("threads_per_worker", 1, "Threads of each actor's engine (the Ray CPUs each actor reserves).")
+flags.DEFINE_string("address", None, "Join this running Ray cluster (the head's HOST:PORT, or auto); default: start a "
+                    "local Ray instance sized to this machine.")
+
+USAGE_ERROR, SOME_FAILED, INTERRUPTED = 2, 1, 130
+SINGLE_FILE_FLAGS = ("wav", "output", "verbose")  # //tools:transcribe's; a batch has no one file to name
+
+
+class UsageError(ValueError):
+    pass
+
+
+def _user_path(path: str) -> str:
+    """Paths on the command line are relative to where the user ran `bazel run`."""
+    return os.path.join(os.environ.get("BUILD_WORKING_DIRECTORY", os.getcwd()), os.path.expanduser(path))
+
+
+def _check_flags() -> None:
+    for name in SINGLE_FILE_FLAGS:
+        if FLAGS[name].present:
+            raise UsageError(f"--{name} belongs to //tools:transcribe (one file); give --input and --output_dir")
+    for name in ("input", "output_dir"):
+        if not getattr(FLAGS, name):
+            raise UsageError(f"--{name} is required")
+    if FLAGS.threads_per_worker < 1:
+        raise UsageError(f"--threads_per_worker={FLAGS.threads_per_worker} must be at least 1")
+    if FLAGS.workers is not None and FLAGS.workers < 1:
+        raise UsageError(f"--workers={FLAGS.workers} must be at least 1")
+
+
+def _worker_count(ray) -> int:
+    threads, cpus = FLAGS.threads_per_worker, cluster.cluster_cpus(ray)
+    workers = FLAGS.workers or max(1, cpus // threads)
+    if threads > cluster.largest_node_cpus(ray):
+        raise UsageError(f"--threads_per_worker={threads}: no node of the cluster has that many CPUs (largest: "
+                         f"{cluster.largest_node_cpus(ray)}); lower it")
+    if workers * threads > cpus:
+        raise UsageError(f"--workers={workers} x --threads_per_worker={threads} needs {workers * threads} CPUs; the "
+                         f"cluster has {cpus}: lower either, or add nodes")
+    return workers
+
+
+def _stop_on_sigterm() -> None:
+    """SIGTERM stops the batch like Ctrl-C: the journal keeps what finished."""
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, handler)
+
+
+def run() -> int:
+    _check_flags()
+    options = transcribe.options_from_flags()
+    output_dir = _user_path(FLAGS.output_dir)
+    files = inputs.list_inputs(_user_path(FLAGS.input))
+    address = FLAGS.address or os.environ.get("RAY_ADDRESS") or None  # Ray's own convention
+    ray = cluster.import_ray()  # before anything is written: a missing Ray is an install problem
+    if address:
+        cluster.check_reachable(ray, address)
+    batch = {"model": FLAGS.model, "output_format": FLAGS.output_format, "options": dataclasses.asdict(options)}
+    book = journal.Journal(output_dir, batch)
+    try:
+        finished = book.finished()
+        todo = [f for f in files if f.path not in finished]
+        if not todo:
+            print(f"transcribe_corpus: all {len(files)} files are transcribed already (journal {book.path}); "
+                  "nothing to do", file=sys.stderr)
+            return 0
+        print(f"transcribe_corpus: {len(todo)} files to transcribe, {len(files) - len(todo)} finished before "
+              f"(journal {book.path})", file=sys.stderr)
+        cluster.connect(ray, address, FLAGS.threads_per_worker)
+        _stop_on_sigterm()  # after ray.init, which installs its own handler (exit without a summary)
+        try:
+            return _run_on_ray(ray, todo, len(files) - len(todo), options, output_dir, book)
+        finally:
+            ray.shutdown()
+    finally:
+        book.close()
+
+
+def _run_on_ray(ray, todo, skipped, options, output_dir, book) -> int:
+    workers = _worker_count(ray)
+    remote = ray.remote(worker.CorpusWorker).options(num_cpus=FLAGS.threads_per_worker, max_restarts=-1)
+    actors = [remote.remote(FLAGS.model, options, FLAGS.output_format) for _ in range(workers)]
+    threads = FLAGS.threads_per_worker
+    shape = f"{workers} worker{'s' * (workers != 1)} x {threads} thread{'s' * (threads != 1)} ({FLAGS.model})"
+    nodes = sum(1 for n in ray.nodes() if n.get("Alive"))
+    print(f"transcribe_corpus: {shape} on {nodes} Ray node{'s' * (nodes != 1)}", file=sys.stderr)
+    meter = progress.Progress(len(todo), sum(f.size for f in todo))
+    sched = scheduler.Scheduler(ray, actors, book, output_dir, FLAGS.output_format, meter)
+    try:
+        sched.run(todo)
+    except KeyboardInterrupt:
+        print(meter.summary(skipped, shape), file=sys.stderr)
+        print(f"transcribe_corpus: interrupted; rerun the same command to transcribe only the "
+              f"{len(todo) - meter.done - len(meter.failed)} files not finished", file=sys.stderr)
+        return INTERRUPTED
+    print(meter.summary(skipped, shape), file=sys.stderr)
+    return SOME_FAILED if meter.failed else 0
+
+
+def main(argv):
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
+    _stop_on_sigterm()
+    try:
+        return run()
+    except (UsageError, ValueError, inputs.InputError, journal.JournalError, cluster.ClusterError,
+            scheduler.NoWorkersError) as e:
+        print(f"transcribe_corpus: error: {e}", file=sys.stderr)
+        return USAGE_ERROR
+    except KeyboardInterrupt:
+        print("transcribe_corpus: interrupted before the batch started", file=sys.stderr)
+        return INTERRUPTED
+
+
+if __name__ == "__main__":
+    app.run(main)
