@@ -136,6 +136,8 @@ def test_xray_rows_colour_their_edges(driver, tmp_path):
     over = driver.find_elements(By.CSS_SELECTOR, "#graph-decode g.edge.xray-over")
     assert good and all(f"/{CROSS_ATTN}.o: " in e.get_attribute("id") for e in good)
     assert over and all("/blocks.1.fc1.y: " in e.get_attribute("id") for e in over)
+    hover = driver.execute_script("return arguments[0].querySelector('title').textContent", over[0])
+    assert hover.endswith("X-ray blocks.1.fc1.y: max_rel 2.00e-2, rmse_rel 1.00e-2 (OVER)")
     driver.find_element(By.CSS_SELECTOR, "#view-tabs button[data-view=xray]").click()
     table = driver.find_elements(By.CSS_SELECTOR, "#xray-table tbody tr")
     assert len(table) == 2  # the decoder's rows only

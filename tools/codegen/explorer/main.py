@@ -60,8 +60,8 @@ def _from_index(args) -> tuple[inputs.Library, str | None, str]:
     return lib, found, hint
 
 
-def run(args) -> tuple[str, str | None]:
-    """Writes the page; returns its path and the compile error, if the compile failed."""
+def run(args) -> tuple[str, dict | None]:
+    """Writes the page; returns its path and explain.json's error, if the compile failed."""
     modes = [bool(args.model or args.part), bool(args.outputs), bool(args.circuit)]
     if sum(modes) != 1:
         raise ExploreError("give exactly one of --model/--part, --outputs or --circuit")
@@ -96,8 +96,7 @@ def run(args) -> tuple[str, str | None]:
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(html)
     os.replace(tmp, out)  # never a half-written page
-    error = lib.explain["error"]
-    return out, error["message"] if error else None
+    return out, lib.explain["error"]
 
 
 def main(argv=None) -> int:
@@ -112,8 +111,9 @@ def main(argv=None) -> int:
         print(f"explore: error: {e}", file=sys.stderr)
         return 1
     if error:
-        print(f"explore: error: the compile failed: {error}", file=sys.stderr)
-        print(f"explore: wrote {os.path.abspath(out)}: it shows the error and the failing edge", file=sys.stderr)
+        where = " and the failing edge" if error["edge"] else " and the failing op" if error["op"] else ""
+        print(f"explore: error: the compile failed: {error['message']}", file=sys.stderr)
+        print(f"explore: wrote {os.path.abspath(out)}: it shows the error{where}", file=sys.stderr)
         return 1
     if not args.quiet:
         print(f"wrote {os.path.abspath(out)}; open it in a browser (file://{os.path.abspath(out)})")

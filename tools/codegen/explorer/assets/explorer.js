@@ -104,6 +104,10 @@
       if (e.key === "Enter" && state.matches.length) { e.preventDefault(); go(state.matches[0].phase, state.matches[0].name); }
       if (e.key === "Escape") { input.value = ""; search(""); }
     });
+    document.addEventListener("click", (e) => {
+      if (!e.target.closest(".search-box")) document.getElementById("search-results").hidden = true;
+    });
+    input.addEventListener("focus", () => { if (input.value.trim()) document.getElementById("search-results").hidden = false; });
     document.getElementById("zoom-in").addEventListener("click", () => zoom(1.25));
     document.getElementById("zoom-out").addEventListener("click", () => zoom(0.8));
     document.getElementById("zoom-fit").addEventListener("click", () => fit(PHASES[state.phase]));
@@ -404,7 +408,12 @@
       const cls = xrayClass(r);
       for (const e of PHASES[r.phase].byValue.get(r.value) || []) {
         const g = PHASES[r.phase].elements.get("edge/" + r.phase + "/" + e.id);
-        if (g) { g.classList.add("xray", cls); g.dataset.maxRel = r.max_rel; }
+        if (g) {
+          g.classList.add("xray", cls);
+          g.dataset.maxRel = r.max_rel;
+          const title = g.querySelector("title");  // the hover text says the error too
+          if (title) title.textContent += "\nX-ray " + r.edge + ": max_rel " + sci(r.max_rel) + ", rmse_rel " + sci(r.rmse_rel) + (r.over ? " (OVER)" : "");
+        }
       }
       const holder = PHASES[r.phase].elements.get("node/" + r.phase + "/" + r.value);
       if (holder) holder.classList.add("xray", cls);

@@ -132,7 +132,7 @@ def test_failed_compile_still_writes_the_page(tmp_path, capsys):
         argv += ["--kernel_maps", m]
     assert main.main(argv) == 1
     err = capsys.readouterr().err.splitlines()
-    assert "no provider" in err[0] and err[1].endswith("it shows the error and the failing edge")
+    assert "no provider" in err[0] and err[1].endswith("it shows the error and the failing op")
     data = embedded(out.read_text())
     assert data["explain"]["error"]["op"] == "blocks.0.self_attn"
     assert 'class="node op failing"' in out.read_text()
