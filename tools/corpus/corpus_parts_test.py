@@ -96,13 +96,23 @@ def test_journal_has_one_writer(tmp_path):
 
 
 def test_journal_refuses_other_settings_and_damage(tmp_path):
-    journal.Journal(str(tmp_path), BATCH).close()
+    journal.Journal(str(tmp_path), dict(BATCH, model="base")).close()
+    journal.Journal(str(tmp_path), BATCH).close()  # no file started under "base": the settings may change
+    book = journal.Journal(str(tmp_path), BATCH)
+    book.append({"file": "/a", "status": "started"})
+    book.close()
     with pytest.raises(journal.JournalError, match=r'output_format: "txt" then, "srt" now'):
         journal.Journal(str(tmp_path), dict(BATCH, output_format="srt"))
     with open(tmp_path / journal.JOURNAL_NAME, "ab") as f:
         f.write(b"not json\n")
-    with pytest.raises(journal.JournalError, match=r"journal.jsonl:2: not a JSON record"):
+    with pytest.raises(journal.JournalError, match=r"journal.jsonl:3: not a JSON record"):
         journal.Journal(str(tmp_path), BATCH)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / journal.JOURNAL_NAME).write_text('{"someone": "else"}\n', encoding="utf-8")
+    with pytest.raises(journal.JournalError, match="not a transcribe_corpus journal"):
+        journal.Journal(str(other), BATCH)
+    assert (other / journal.JOURNAL_NAME).read_text(encoding="utf-8") == '{"someone": "else"}\n'
 
 
 def test_outputs_are_written_whole(tmp_path):

@@ -1,7 +1,7 @@
 """The batch journal: JSON lines in the output folder, the commit point of every file.
 
 The first record describes the batch (model, output format, decoding options); a rerun with
-other settings is refused rather than mixing outputs. Then one record per event of a file:
+other settings is refused rather than mixing outputs (unless no file was started yet). Then one record per event of a file:
 
     {"file": "/abs/a.flac", "status": "started", "attempt": 1, "worker": "10.0.0.5:4711"}
     {"file": "/abs/a.flac", "status": "done", "output": "a.flac.txt", "audio_seconds": 10.4,
@@ -47,10 +47,14 @@ class Journal:
                                "to finish or give another --output_dir") from None
         records = self._read()
         batch = _canonical(batch)
-        if not records:
-            self.append({"batch": batch})
-        else:
+        if len(records) == 1 and isinstance(records[0].get("batch"), dict):
+            # No file was started under those settings (they stopped every worker): replace them.
+            self._f.truncate(0)
+            records = []
+        if records:
             self._check_batch(records[0].get("batch"), batch)
+        else:
+            self.append({"batch": batch})
         # Only the last status per file is kept: a million-file batch stays small in memory.
         self.status: dict[str, str] = {r["file"]: r["status"] for r in records if "file" in r}
 

@@ -93,8 +93,9 @@ class Scheduler:
         try:
             slot.name = self.ray.get(ref)["worker"]
         except exceptions.ActorDiedError as e:  # for good: its engine failed to load, or no restarts left
+            if one_line(e) not in self.lost:  # once per reason: all workers usually fail alike
+                self.log(f"transcribe_corpus: a worker is gone for good: {one_line(e)}")
             self.lost.append(one_line(e))
-            self.log(f"transcribe_corpus: a worker is gone for good: {one_line(e)}")
             return
         except exceptions.RayActorError as e:  # still restarting
             slot.polls += 1
