@@ -20,16 +20,19 @@ two shows up as a clear load-time error, never as a misread status.
 import ctypes
 import json
 import re
+import threading
 
 import numpy as np
 
 OK = 0
 E_ARGUMENT, E_IO, E_MANIFEST_MISMATCH, E_WEIGHTS_SIZE, E_NO_MEMORY = -1, -2, -3, -4, -5
 E_MISSING_INPUT, E_CROSS_KV_INVALID, E_CONTEXT_FULL, E_KERNEL = -6, -7, -8, -9
+E_WEIGHTS_CORRUPT, E_BUSY = -10, -11
 ERROR_CODES = {
     "OK": OK, "E_ARGUMENT": E_ARGUMENT, "E_IO": E_IO, "E_MANIFEST_MISMATCH": E_MANIFEST_MISMATCH,
     "E_WEIGHTS_SIZE": E_WEIGHTS_SIZE, "E_NO_MEMORY": E_NO_MEMORY, "E_MISSING_INPUT": E_MISSING_INPUT,
     "E_CROSS_KV_INVALID": E_CROSS_KV_INVALID, "E_CONTEXT_FULL": E_CONTEXT_FULL, "E_KERNEL": E_KERNEL,
+    "E_WEIGHTS_CORRUPT": E_WEIGHTS_CORRUPT, "E_BUSY": E_BUSY,
 }
 ABI_VERSION = 1  # abi.json's "abi_version" this module reads
 
@@ -75,11 +78,13 @@ _TOKEN = re.compile(r"[A-Za-z_]\w*|\*")
 
 class AbiError(RuntimeError):
     """A non-OK status of a generated entry point (`code`), or a library whose ABI this runtime
-    cannot use (`code` None)."""
+    cannot use (`code` None). `reason` is the problem alone, without the function and library
+    names (a failing kernel's own message after E_KERNEL), for callers that name the file."""
 
-    def __init__(self, message: str, code: int | None = None):
+    def __init__(self, message: str, code: int | None = None, reason: str | None = None):
         super().__init__(message)
         self.code = code
+        self.reason = reason if reason is not None else message
 
 
 def normalize_ctype(ctype: str) -> str:
@@ -214,27 +219,62 @@ class Library:
             text += ": " + self.call("last_error", handle).decode()
         return text
 
+    def reason(self, code: int, handle=None) -> str:
+        """The problem alone: the failing kernel's message after E_KERNEL, else the code's text
+        from the ABI's error table (no library prefix)."""
+        if code == E_KERNEL and handle is not None:
+            kernel = self.call("last_error", handle).decode()
+            if kernel:
+                return kernel
+        return next((e["text"] for e in self.abi["errors"] if e["code"] == code), f"error code {code}")
+
 
 class Handle:
-    """An owned handle; every non-OK status raises AbiError with the library's message."""
+    """An owned handle; every non-OK status raises AbiError with the library's message.
+
+    Misuse is an AbiError, never a crash: a call after close() ("used after free"), a second
+    close() ("freed twice"), and a call or close() while another call runs on the same handle
+    ("in use by another call": one handle per thread; the C entry points refuse such a call too,
+    with E_BUSY)."""
 
     def __init__(self, lib: Library, weights=None, manifest=None, threads=None):
         self.lib = lib
-        rc, self.h = lib.create(weights, manifest, threads)
+        self.h = None
+        self._lock = threading.Lock()  # held for each call: a second thread is refused, not queued
+        rc, h = lib.create(weights, manifest, threads)
         if rc != OK:
-            raise AbiError(f"{lib.prefix}create({weights}): {lib.message(rc)}", rc)
+            raise AbiError(f"{lib.prefix}create({weights}): {lib.message(rc)}", rc, lib.reason(rc))
+        self.h = h
+
+    def _enter(self, what: str):
+        if not self._lock.acquire(blocking=False):
+            raise AbiError(f"{self.lib.prefix}{what}: the handle is in use by another call (another thread's, or "
+                           f"this one's callback); give each thread its own handle (or engine)", E_BUSY,
+                           "in use by another call")
+        if self.h is None:
+            self._lock.release()
+            raise AbiError(f"{self.lib.prefix}{what}: the handle was freed (close() was called); create a new one",
+                           E_ARGUMENT, "used after free")
 
     @property
     def num_threads(self) -> int:
-        return self.lib.call("num_threads", self.h)
+        return self.query("num_threads")
 
     def __call__(self, name, *args):
-        rc = self.lib.call(name, self.h, *args)
-        if rc != OK:
-            raise AbiError(f"{self.lib.prefix}{name}: {self.lib.message(rc, self.h)}", rc)
+        self._enter(name)
+        try:
+            rc = self.lib.call(name, self.h, *args)
+            if rc != OK:
+                raise AbiError(f"{self.lib.prefix}{name}: {self.lib.message(rc, self.h)}", rc, self.lib.reason(rc, self.h))
+        finally:
+            self._lock.release()
 
     def query(self, name):
-        return self.lib.call(name, self.h)
+        self._enter(name)
+        try:
+            return self.lib.call(name, self.h)
+        finally:
+            self._lock.release()
 
     def set_tap(self, fn=None):
         """Calls `fn(edge: str, data: np.ndarray)` after every kernel call, once per f32 output
@@ -259,9 +299,22 @@ class Handle:
             raise error
 
     def close(self):
-        if self.h:
+        """Frees the handle; AbiError if it was freed already or another thread is using it."""
+        if self.h is None and not self._lock.locked():
+            raise AbiError(f"{self.lib.prefix}free: the handle is freed twice (close() on a closed handle)",
+                           E_ARGUMENT, "freed twice")
+        self._enter("free")
+        try:
             self.lib.call("free", self.h)
             self.h = None
+        finally:
+            self._lock.release()
+
+    @property
+    def closed(self) -> bool:
+        return self.h is None
 
     def __del__(self):
-        self.close()
+        if getattr(self, "h", None) is not None:
+            self.lib.call("free", self.h)
+            self.h = None

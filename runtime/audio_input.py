@@ -5,17 +5,24 @@ containers (flac, ogg/opus, mp3, ...) are decoded to PCM with `soundfile` and wr
 in-memory float32 WAV, so every input takes the same path through the generated frontend.
 """
 
+import errno
 import io
-import os
 import struct
 
 import numpy as np
 
 WAVE_FORMAT_IEEE_FLOAT = 3
+# Containers whose header states the exact frame count: fewer decoded frames mean a cut-off file.
+_EXACT_FRAME_COUNT = {"FLAC"}
 
 
 class AudioInputError(ValueError):
-    pass
+    """`reason`: what is wrong with the file, without its name (`path`); str() joins both."""
+
+    def __init__(self, path: str, reason: str):
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
 
 
 def is_wav(data: bytes) -> bool:
@@ -33,25 +40,50 @@ def float_wav_bytes(samples: np.ndarray, sample_rate: int) -> bytes:
     return b"RIFF" + struct.pack("<I", len(body)) + body
 
 
-def load_audio_bytes(path: str) -> bytes:
-    """Reads `path`; returns WAV bytes. Raises AudioInputError with a one-line reason."""
-    if not os.path.isfile(path):
-        raise AudioInputError(f"{path}: no such file; pass an existing audio file to --wav")
-    with open(path, "rb") as f:
-        data = f.read()
+def read_file(path: str) -> bytes:
+    """The file's bytes; AudioInputError with a one-line reason when it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        raise AudioInputError(path, "no such file; pass an existing audio file") from None
+    except IsADirectoryError:
+        raise AudioInputError(path, "is a directory; pass an audio file") from None
+    except PermissionError:
+        raise AudioInputError(path, "permission denied; make the file readable (chmod +r) or copy it") from None
+    except OSError as e:
+        raise AudioInputError(path, f"cannot be read ({e.strerror or errno.errorcode.get(e.errno, e)})") from None
     if not data:
-        raise AudioInputError(f"{path}: the file is empty")
-    if is_wav(data):
-        return data
+        raise AudioInputError(path, "the file is empty")
+    return data
+
+
+def decode_other(path: str, data: bytes) -> bytes:
+    """A non-WAV container decoded with soundfile, as float32 WAV bytes."""
     import soundfile  # only needed for non-WAV containers
 
     try:
-        samples, rate = soundfile.read(io.BytesIO(data), dtype="float32", always_2d=True)
+        info = soundfile.info(io.BytesIO(data))
     except Exception as e:  # soundfile raises LibsndfileError/RuntimeError/TypeError by format
         reason = str(e).split(": ", 1)[-1]
         raise AudioInputError(
-            f"{path}: neither a RIFF/WAVE file nor a format soundfile can decode ({reason}); convert it to WAV"
+            path, f"neither a RIFF/WAVE file nor a format soundfile can decode ({reason}); convert it to WAV"
         ) from e
+    try:
+        samples, rate = soundfile.read(io.BytesIO(data), dtype="float32", always_2d=True)
+    except Exception as e:
+        reason = str(e).split(": ", 1)[-1].strip()
+        raise AudioInputError(path, f"a {info.format} file that does not decode to its end ({reason}); it is "
+                                    "truncated or damaged") from e
+    if info.format in _EXACT_FRAME_COUNT and 0 < samples.shape[0] < info.frames:
+        raise AudioInputError(path, f"decodes to {samples.shape[0]} of the {info.frames} frames its {info.format} "
+                                    "header declares; the file is truncated")
     if samples.shape[0] == 0:
-        raise AudioInputError(f"{path}: decodes to no audio samples")
+        raise AudioInputError(path, "decodes to no audio samples")
     return float_wav_bytes(samples, int(rate))
+
+
+def load_audio_bytes(path: str) -> bytes:
+    """Reads `path`; returns WAV bytes. Raises AudioInputError with a one-line reason."""
+    data = read_file(path)
+    return data if is_wav(data) else decode_other(path, data)

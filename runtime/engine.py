@@ -4,21 +4,19 @@ WAV bytes -> frontend (log-mel of the whole recording) -> 30 s window -> encoder
 decoder (prefill, then one token per step) -> greedy decoding -> text.
 """
 
-import json
+import functools
+import threading
 import time
-from typing import Dict, Sequence
+from typing import Dict, Self, Sequence
 
 import numpy as np
 
-from runtime import abi, longform, runfiles
+from runtime import abi, checkpoint_check, longform, runfiles
 from runtime.decoding import DecodingOptions, greedy_decode
+from runtime.errors import AudioError, EngineError  # callers import them from here too
 from runtime.tokenizer import WhisperTokenizer
 
 N_FRAMES = 3000  # one 30 s window of log-mel frames
-
-
-class EngineError(RuntimeError):
-    pass
 
 
 class Frontend:
@@ -26,12 +24,22 @@ class Frontend:
         self.handle = abi.Handle(abi.Library(path, "ckw_whisper_frontend", "frontend"))
 
     def log_mel(self, wav: bytes) -> np.ndarray:
-        """[n_mels, n_frames] for the whole recording plus 30 s of padding."""
+        """[n_mels, n_frames] for the whole recording plus 30 s of padding. AudioError when the
+        frontend refuses the bytes (its kernels' own message: what is wrong with the file)."""
         data = np.frombuffer(wav, dtype=np.uint8)
         shape = (abi.ctypes.c_int64 * 2)()
-        self.handle("run_shape", data, data.size, shape)
-        mel = np.empty((shape[0], shape[1]), np.float32)
-        self.handle("run", data, data.size, mel, mel.size)
+        try:
+            self.handle("run_shape", data, data.size, shape)
+            mel = np.empty((shape[0], shape[1]), np.float32)
+            self.handle("run", data, data.size, mel, mel.size)
+        except abi.AbiError as e:
+            if e.code == abi.E_KERNEL:
+                raise AudioError(e.reason) from e
+            if e.code == abi.E_NO_MEMORY:
+                raise AudioError(f"too long to decode in memory ({data.size} bytes)") from e
+            raise
+        except MemoryError as e:
+            raise AudioError(f"too long to decode in memory ({data.size} bytes)") from e
         return mel
 
 
@@ -83,32 +91,88 @@ class Decoder:
         return self.handle.query("cross_kv_projections")
 
 
-class Engine:
-    def __init__(self, variant: str, frontend: str, encoder: str, decoder: str, checkpoint_dir: str):
-        self.variant = variant
-        weights = f"{checkpoint_dir}/weights.bin"
-        with open(f"{checkpoint_dir}/model_config.json", encoding="utf-8") as f:
-            self.config: Dict = json.load(f)
-        with open(f"{checkpoint_dir}/manifest.json", encoding="utf-8") as f:
-            manifest = json.load(f)
-        self.manifest_sha256 = manifest["manifest_sha256"]
-        self.weights_sha256 = manifest["weights_sha256"]
+def _one_call_at_a_time(method):
+    """An Engine method that refuses to run while another thread uses the engine (its handles and
+    buffers serve one transcription at a time) or after close()."""
+
+    @functools.wraps(method)
+    def guarded(self, *args, **kwargs):
+        if not self._lock.acquire(blocking=False):
+            raise EngineError(f"Engine.{method.__name__}: the engine is in use by another thread; give each thread "
+                              f"its own Engine")
         try:
-            self.tokenizer = WhisperTokenizer(f"{checkpoint_dir}/tokenizer.json", self.config)
+            if self.closed:
+                raise EngineError(f"Engine.{method.__name__}: the engine was closed; create a new one")
+            return method(self, *args, **kwargs)
+        finally:
+            self._lock.release()
+
+    return guarded
+
+
+class Engine:
+    """One model: its frontend, encoder and decoder handles. A checkpoint is refused here, never
+    half-used (runtime/checkpoint_check.py says what is checked when); one engine serves one
+    thread at a time (give each thread its own: they share nothing); close() frees it."""
+
+    def __init__(self, variant: str, frontend: str, encoder: str, decoder: str, checkpoint_dir: str,
+                 verify_weights: bool = False):
+        self.variant = variant
+        self.handles = []
+        self._lock = threading.Lock()
+        ckpt = checkpoint_check.CheckpointFiles(checkpoint_dir, variant)
+        self.config: Dict = ckpt.config
+        self.manifest_sha256 = ckpt.manifest["manifest_sha256"]
+        self.weights_sha256 = ckpt.manifest["weights_sha256"]
+        if verify_weights:
+            ckpt.verify_weights()
+        try:
+            self.tokenizer = WhisperTokenizer(ckpt.tokenizer, self.config)
+        except (ValueError, KeyError) as e:
+            raise EngineError(ckpt.refusal(str(e))) from e
+        try:
             self.frontend = Frontend(frontend)
-            self.encoder = Encoder(encoder, variant, weights)
-            self.decoder = Decoder(decoder, variant, weights)
+            self.handles.append(self.frontend.handle)
+            self.encoder = Encoder(encoder, variant, ckpt.weights)
+            self.handles.append(self.encoder.handle)
+            self.decoder = Decoder(decoder, variant, ckpt.weights)
+            self.handles.append(self.decoder.handle)
         except abi.AbiError as e:
-            raise EngineError(str(e)) from e
+            self.close()
+            raise EngineError(ckpt.create_refusal(e)) from e
 
     @classmethod
-    def from_runfiles(cls, variant: str) -> "Engine":
+    def from_runfiles(cls, variant: str, verify_weights: bool = False) -> "Engine":
         if variant not in ("tiny", "base"):
             raise EngineError(f"unknown model {variant!r}; use tiny or base")
         lib = lambda name: runfiles.locate("ckw", f"models/whisper/libckw_{name}.so")  # noqa: E731
         checkpoint = runfiles.locate(f"whisper_{variant}", "weights.bin").rsplit("/", 1)[0]
-        return cls(variant, lib("whisper_frontend"), lib(f"{variant}_encoder"), lib(f"{variant}_decoder"), checkpoint)
+        return cls(variant, lib("whisper_frontend"), lib(f"{variant}_encoder"), lib(f"{variant}_decoder"), checkpoint,
+                   verify_weights=verify_weights)
 
+    @property
+    def closed(self) -> bool:
+        return any(h.closed for h in self.handles)
+
+    def close(self) -> None:
+        """Frees the handles (again: nothing to do); using the engine afterwards raises EngineError.
+        EngineError while another thread is transcribing with it."""
+        if not self._lock.acquire(blocking=False):
+            raise EngineError("Engine.close: the engine is in use by another thread; close it when that call returns")
+        try:
+            for h in self.handles:
+                if not h.closed:
+                    h.close()
+        finally:
+            self._lock.release()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @_one_call_at_a_time
     def transcribe(self, wav: bytes, options: DecodingOptions = DecodingOptions()) -> Dict:
         t0 = time.perf_counter()
         try:
@@ -151,6 +215,7 @@ class Engine:
             "manifest_sha256": self.manifest_sha256,
         }
 
+    @_one_call_at_a_time
     def transcribe_long(self, wav: bytes, options: "longform.TranscribeOptions" = longform.TranscribeOptions(),
                         on_segment=None) -> Dict:
         """The whole recording, as openai-whisper's transcribe() (runtime/longform.py): `text`,

@@ -6,6 +6,11 @@
 The whole recording is transcribed in 30 s windows with openai-whisper's `transcribe()`
 semantics (runtime/longform.py): timestamps, segments, temperature fallback, conditioning on
 the previous text, no-speech skipping.
+
+Errors are one line on stderr, `transcribe: error: <file or flag>: <problem>; <what to do>`, and
+the exit status says what kind: 1 a bad input (audio, checkpoint, output path), 2 wrong usage
+(unknown flag, bad flag value, stray argument). Nothing is written to --output unless the whole
+transcript is.
 """
 
 import os
@@ -14,8 +19,9 @@ import sys
 from absl import app, flags
 
 from runtime import audio_input, output_formats, runfiles
-from runtime.engine import Engine, EngineError
+from runtime.engine import AudioError, Engine, EngineError
 from runtime.longform import TranscribeOptions, temperature_schedule
+from runtime.output_file import OutputFile, OutputFileError
 from runtime.output_formats import format_timestamp
 
 FLAGS = flags.FLAGS
@@ -49,6 +55,10 @@ flags.DEFINE_string("clip_timestamps", "0", "Only these parts: start,end,start,e
 flags.DEFINE_integer("best_of", None, "Samples per window when sampling (temperature > 0); the likeliest wins.")
 flags.DEFINE_integer("seed", 0, "Seed of the sampler used at temperature > 0.")
 flags.DEFINE_bool("verbose", False, "Print each segment to stderr as soon as it is decoded.")
+flags.DEFINE_bool("verify_weights", False, "Before transcribing, check every tensor of the checkpoint against its "
+                  "sha256 (seconds; every start already checks sizes, the manifest and each tensor's xxh64).")
+
+EXIT_BAD_INPUT, EXIT_USAGE = 1, 2
 
 DEMO_CLIP = "tools/demo_clip.wav"
 
@@ -59,11 +69,17 @@ def _user_path(path: str) -> str:
     return os.path.join(base, os.path.expanduser(path))
 
 
-def _write_atomically(path: str, text: str) -> None:
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
+def _error(message: str, status: int) -> int:
+    print(f"transcribe: error: {message}", file=sys.stderr)
+    return status
+
+
+def parse_flags(argv):
+    """absl's flag parsing, with wrong usage as one line and exit status 2."""
+    try:
+        return FLAGS(argv)
+    except flags.Error as e:
+        sys.exit(_error(f"{e}; see --help", EXIT_USAGE))
 
 
 def _optional_float(name: str):
@@ -112,28 +128,41 @@ def _print_segment(segment) -> None:
 
 def main(argv):
     if len(argv) > 1:
-        raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
+        return _error(f"unexpected arguments: {' '.join(argv[1:])}; give the audio file with --wav", EXIT_USAGE)
     try:
         options = options_from_flags()
+    except ValueError as e:
+        return _error(str(e), EXIT_USAGE)
+    # The destination is reserved first: an unusable --output fails before any work is done.
+    output = None
+    try:
+        if FLAGS.output:
+            output = OutputFile(_user_path(FLAGS.output), f"--output {FLAGS.output}")
+        name = FLAGS.wav or DEMO_CLIP
         if FLAGS.wav:
             wav = audio_input.load_audio_bytes(_user_path(FLAGS.wav))
         else:
-            demo = runfiles.locate("ckw", DEMO_CLIP)
             print(f"transcribe: no --wav given; using the built-in demo clip synthesized by the build with espeak-ng ({DEMO_CLIP})",
                   file=sys.stderr)
-            wav = audio_input.load_audio_bytes(demo)
-        engine = Engine.from_runfiles(FLAGS.model)
-        result = engine.transcribe_long(wav, options, on_segment=_print_segment if FLAGS.verbose else None)
-    except (audio_input.AudioInputError, EngineError, ValueError) as e:
-        print(f"transcribe: error: {e}", file=sys.stderr)
-        return 1
-    out = render_output(result, FLAGS.output_format)
-    if FLAGS.output:
-        _write_atomically(_user_path(FLAGS.output), out)
-    else:
-        sys.stdout.write(out)
-    return 0
+            wav = audio_input.load_audio_bytes(runfiles.locate("ckw", DEMO_CLIP))
+        with Engine.from_runfiles(FLAGS.model, verify_weights=FLAGS.verify_weights) as engine:
+            result = engine.transcribe_long(wav, options, on_segment=_print_segment if FLAGS.verbose else None)
+        out = render_output(result, FLAGS.output_format)
+        if output:
+            output.commit(out)
+        else:
+            sys.stdout.write(out)
+        return 0
+    except audio_input.AudioInputError as e:
+        return _error(f"{FLAGS.wav or DEMO_CLIP}: {e.reason}", EXIT_BAD_INPUT)
+    except AudioError as e:
+        return _error(f"{name}: {e}", EXIT_BAD_INPUT)
+    except (EngineError, OutputFileError, ValueError) as e:
+        return _error(str(e), EXIT_BAD_INPUT)
+    finally:
+        if output:
+            output.discard()
 
 
 if __name__ == "__main__":
-    app.run(main)
+    app.run(main, flags_parser=parse_flags)

@@ -252,7 +252,7 @@ const char* ckw_f32_resample_strerror(int code) {
     case CKW_RESAMPLE_ERR_ARGUMENT:
       return "resample: NULL or misaligned buffer, or negative length, passed by the caller";
     case CKW_RESAMPLE_ERR_RATE:
-      return "resample: sample rates must be between 1 Hz and 768000 Hz";
+      return "sample rate outside 1 Hz .. 768000 Hz; resample the file first";
     case CKW_RESAMPLE_ERR_RATIO:
       return "resample: downsampling by more than 64x is not supported; resample in two steps";
     case CKW_RESAMPLE_ERR_TOO_LONG:

@@ -191,10 +191,13 @@ int ckw_f32_wav_decode(float* restrict y, int64_t capacity, const uint8_t* restr
     }
     return CKW_WAV_OK;
   }
+  // NaN, infinity or a magnitude beyond CKW_WAV_MAX_FLOAT would turn log-mel frames into
+  // garbage (NaN, or float overflow in the power spectrum): refused as a corrupt file.
   for (int64_t i = 0; i < w.n_frames; ++i) {
     double sum = 0.0;
     for (int64_t c = 0; c < channels; ++c, p += bytes) sum += float_at(p, bytes);
     y[i] = (float)(sum / (double)channels);
+    if (!(fabsf(y[i]) <= (float)CKW_WAV_MAX_FLOAT)) return CKW_WAV_ERR_SAMPLE_RANGE;  // NaN too
   }
   return CKW_WAV_OK;
 }
@@ -204,53 +207,56 @@ const char* ckw_f32_wav_decode_strerror(int code) {
     case CKW_WAV_OK:
       return "ok";
     case CKW_WAV_ERR_ARGUMENT:
-      return "wav: NULL buffer or negative length passed by the caller";
+      return "NULL buffer or negative length passed by the caller";
     case CKW_WAV_ERR_TOO_SHORT:
-      return "wav: input shorter than the 12-byte RIFF header; is the file empty or cut off?";
+      return "input shorter than the 12-byte RIFF header; is the file empty or cut off?";
     case CKW_WAV_ERR_NOT_RIFF:
-      return "wav: input does not start with 'RIFF'; not a WAV file (convert it to WAV first)";
+      return "input does not start with 'RIFF'; not a WAV file (convert it to WAV first)";
     case CKW_WAV_ERR_UNSUPPORTED_CONTAINER:
-      return "wav: RIFX (big-endian) and RF64 containers are not supported; re-encode as RIFF WAV";
+      return "RIFX (big-endian) and RF64 containers are not supported; re-encode as RIFF WAV";
     case CKW_WAV_ERR_NOT_WAVE:
-      return "wav: RIFF form type is not 'WAVE' (e.g. an AVI or WebP file)";
+      return "RIFF form type is not 'WAVE' (e.g. an AVI or WebP file)";
     case CKW_WAV_ERR_CHUNK_TRUNCATED:
-      return "wav: a chunk's declared size runs past the end of the input; the file is truncated";
+      return "a chunk's declared size runs past the end of the input; the file is truncated";
     case CKW_WAV_ERR_DUPLICATE_FMT:
-      return "wav: more than one 'fmt ' chunk; the file is ambiguous";
+      return "more than one 'fmt ' chunk; the file is ambiguous";
     case CKW_WAV_ERR_DUPLICATE_DATA:
-      return "wav: more than one 'data' chunk; the file is ambiguous";
+      return "more than one 'data' chunk; the file is ambiguous";
     case CKW_WAV_ERR_NO_FMT:
-      return "wav: no 'fmt ' chunk, so the sample format is unknown";
+      return "no 'fmt ' chunk, so the sample format is unknown";
     case CKW_WAV_ERR_NO_DATA:
-      return "wav: no 'data' chunk; the file holds no audio";
+      return "no 'data' chunk; the file holds no audio";
     case CKW_WAV_ERR_FMT_TOO_SHORT:
-      return "wav: 'fmt ' chunk shorter than the 16 bytes of WAVEFORMAT";
+      return "'fmt ' chunk shorter than the 16 bytes of WAVEFORMAT";
     case CKW_WAV_ERR_EXTENSIBLE_TOO_SHORT:
-      return "wav: WAVE_FORMAT_EXTENSIBLE 'fmt ' chunk shorter than 40 bytes or cbSize < 22";
+      return "WAVE_FORMAT_EXTENSIBLE 'fmt ' chunk shorter than 40 bytes or cbSize < 22";
     case CKW_WAV_ERR_UNSUPPORTED_FORMAT:
-      return "wav: format tag is not PCM (1), IEEE float (3) or EXTENSIBLE; compressed WAV "
+      return "format tag is not PCM (1), IEEE float (3) or EXTENSIBLE; compressed WAV "
              "(ADPCM, mu-law, ...) must be converted to PCM first";
     case CKW_WAV_ERR_UNSUPPORTED_SUBFORMAT:
-      return "wav: EXTENSIBLE subformat GUID is not PCM or IEEE float; convert to PCM first";
+      return "EXTENSIBLE subformat GUID is not PCM or IEEE float; convert to PCM first";
     case CKW_WAV_ERR_NO_CHANNELS:
-      return "wav: 'fmt ' declares 0 channels";
+      return "'fmt ' declares 0 channels";
     case CKW_WAV_ERR_NO_SAMPLE_RATE:
-      return "wav: 'fmt ' declares a sample rate of 0 Hz";
+      return "'fmt ' declares a sample rate of 0 Hz";
     case CKW_WAV_ERR_BAD_BITS:
-      return "wav: unsupported bits per sample (PCM takes 8/16/24/32, float takes 32/64)";
+      return "unsupported bits per sample (PCM takes 8/16/24/32, float takes 32/64)";
     case CKW_WAV_ERR_BAD_VALID_BITS:
-      return "wav: EXTENSIBLE valid bits per sample exceed the container's bits per sample";
+      return "EXTENSIBLE valid bits per sample exceed the container's bits per sample";
     case CKW_WAV_ERR_BAD_BLOCK_ALIGN:
-      return "wav: block align is not channels * bytes per sample; the header is corrupt";
+      return "block align is not channels * bytes per sample; the header is corrupt";
     case CKW_WAV_ERR_DATA_TRUNCATED:
-      return "wav: 'data' chunk's declared size runs past the end of the input; the file is "
+      return "'data' chunk's declared size runs past the end of the input; the file is "
              "truncated";
     case CKW_WAV_ERR_DATA_PARTIAL_FRAME:
-      return "wav: 'data' size is not a whole number of frames (block align); the header is "
+      return "'data' size is not a whole number of frames (block align); the header is "
              "corrupt";
+    case CKW_WAV_ERR_SAMPLE_RANGE:
+      return "float samples include NaN, infinity or magnitudes above 2^24 (full scale is 1); the "
+             "file is corrupt";
     case CKW_WAV_ERR_OUTPUT_TOO_SMALL:
-      return "wav: output buffer smaller than the sample count from ckw_f32_wav_decode_query";
+      return "output buffer smaller than the sample count from ckw_f32_wav_decode_query";
     default:
-      return "wav: unknown error code";
+      return "unknown error code";
   }
 }

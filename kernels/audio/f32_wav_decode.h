@@ -4,7 +4,9 @@
 // (32/64-bit) and WAVE_FORMAT_EXTENSIBLE with a PCM or float subformat; any channel count
 // (downmixed to the mean of the channels); any sample rate. Unknown chunks are skipped,
 // odd-sized chunks honour their pad byte, chunks may come in any order. Scaling follows
-// libsndfile: u8 (b - 128) / 128, signed n-bit v / 2^(n-1), float as stored.
+// libsndfile: u8 (b - 128) / 128, signed n-bit v / 2^(n-1), float as stored. Float samples
+// that are NaN, infinite or larger in magnitude than CKW_WAV_MAX_FLOAT (144 dB over full scale,
+// where the log-mel stages would overflow float) mark a corrupt file and are refused.
 //
 // The dtype in the name is the output's; the input is untrusted bytes. Every read is
 // bounds-checked against n_bytes, and every malformed input gets its own negative code.
@@ -19,6 +21,8 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+#define CKW_WAV_MAX_FLOAT 16777216.0  // 2^24; full scale is 1
 
 #define CKW_WAV_OK 0
 #define CKW_WAV_ERR_ARGUMENT (-1)               // NULL pointer or negative length
@@ -43,7 +47,8 @@ extern "C" {
 #define CKW_WAV_ERR_DATA_TRUNCATED (-20)      // data chunk runs past the end
 #define CKW_WAV_ERR_DATA_PARTIAL_FRAME (-21)  // data size not a multiple of block align
 #define CKW_WAV_ERR_OUTPUT_TOO_SMALL (-22)    // capacity below the sample count
-#define CKW_WAV_ERR_MIN (-22)
+#define CKW_WAV_ERR_SAMPLE_RANGE (-23)  // a float sample is NaN, infinite or beyond CKW_WAV_MAX_FLOAT
+#define CKW_WAV_ERR_MIN (-23)
 
 // Validates the file and reports the mono sample count and the sample rate (Hz). Either
 // output pointer may be NULL. Returns CKW_WAV_OK or a CKW_WAV_ERR_* code.

@@ -4,6 +4,7 @@
 // must never misbehave (run under --config=asan to catch out-of-bounds reads).
 #include "kernels/audio/f32_wav_decode.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -368,8 +369,38 @@ static void test_hostile(void) {
   EXPECT(decoded > 100, "mutations left only %d decodable files", decoded);
 }
 
+// A mono IEEE float file of `bits` (32 or 64) holding the n_bytes of `samples`, in w.
+static int64_t float_file(uint8_t* w, int bits, const void* samples, uint32_t n_bytes) {
+  buf b = {w, 0};
+  riff_header(&b);
+  uint32_t fs = fmt_body(g_fmt, 3, 1, 16000, bits, 0, bits);
+  chunk(&b, "fmt ", g_fmt, fs);
+  chunk(&b, "data", (const uint8_t*)samples, n_bytes);
+  riff_finish(&b);
+  return b.n;
+}
+
+// Float samples that are NaN, infinite or beyond CKW_WAV_MAX_FLOAT (a double beyond float's
+// range too) are refused; CKW_WAV_MAX_FLOAT itself passes.
+static void test_non_finite_floats(void) {
+  static uint8_t w[256];
+  const float kFloats[][2] = {{0.5f, NAN}, {INFINITY, 0.0f}, {-INFINITY, 0.0f}, {0.0f, 2e7f}};
+  for (size_t i = 0; i < sizeof kFloats / sizeof kFloats[0]; ++i) {
+    int64_t n = float_file(w, 32, kFloats[i], sizeof kFloats[i]);
+    EXPECT(query(w, n) == 0, "float case %zu: the header is fine", i);
+    EXPECT(ckw_f32_wav_decode(g_out, 2, w, n) == CKW_WAV_ERR_SAMPLE_RANGE, "float case %zu", i);
+  }
+  const double kDoubles[][2] = {{1e300, 0.0}, {-FLT_MAX, 0.0}, {CKW_WAV_MAX_FLOAT, -CKW_WAV_MAX_FLOAT}};
+  const int kWant[] = {CKW_WAV_ERR_SAMPLE_RANGE, CKW_WAV_ERR_SAMPLE_RANGE, CKW_WAV_OK};
+  for (size_t i = 0; i < 3; ++i) {
+    int64_t n = float_file(w, 64, kDoubles[i], sizeof kDoubles[i]);
+    EXPECT(ckw_f32_wav_decode(g_out, 2, w, n) == kWant[i], "double case %zu", i);
+  }
+}
+
 int main(void) {
   test_formats();
+  test_non_finite_floats();
   test_lenient_layouts();
   test_errors();
   test_hostile();

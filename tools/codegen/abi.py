@@ -18,12 +18,14 @@ ERRORS = [
     ("E_ARGUMENT", -1, "invalid argument (null pointer or a count out of range)"),
     ("E_IO", -2, "cannot read the weights or manifest file"),
     ("E_MANIFEST_MISMATCH", -3, "manifest_sha256 differs from the one this library was generated for"),
-    ("E_WEIGHTS_SIZE", -4, "weights file is smaller than the manifest says"),
+    ("E_WEIGHTS_SIZE", -4, "weights file size differs from the manifest's (truncated, or another checkpoint's weights)"),
     ("E_NO_MEMORY", -5, "out of memory"),
     ("E_MISSING_INPUT", -6, "a required input was not set (call the set_* function first)"),
     ("E_CROSS_KV_INVALID", -7, "cross-K/V cache is not valid: run prefill after setting encoder memory"),
     ("E_CONTEXT_FULL", -8, "the position would pass the text context capacity"),
     ("E_KERNEL", -9, "a kernel reported an error"),
+    ("E_WEIGHTS_CORRUPT", -10, "a tensor in the weights file fails the xxh64 checksum its manifest records: the file is corrupt"),
+    ("E_BUSY", -11, "the handle is in use by another call (one call at a time per handle: give each thread its own)"),
 ]
 
 
@@ -49,7 +51,11 @@ def describe(ir: dict) -> dict:
              _param("manifest_path", "const char *", "NULL: manifest.json next to the weights file"),
              _param("out", f"{p}_handle **", "the new handle (NULL on failure)")],
             "Maps the weights file read-only and allocates the handle's arena and state. The manifest's "
-            f"manifest_sha256 must equal the one baked in here ({P}_E_MANIFEST_MISMATCH otherwise)."),
+            f"manifest_sha256 must equal the one baked in here ({P}_E_MANIFEST_MISMATCH otherwise), the file "
+            f"must have the manifest's size ({P}_E_WEIGHTS_SIZE) and every tensor this library reads its "
+            f"manifest's xxh64 ({P}_E_WEIGHTS_CORRUPT).\nEvery entry point that takes a non-const handle runs "
+            f"one call at a time on it: a call while another runs (another thread, or a tap re-entering) "
+            f"returns {P}_E_BUSY and changes nothing."),
         _fn(f"{p}_create_with_threads", "int",
             [_param("weights_path", "const char *", "as create"),
              _param("manifest_path", "const char *", "as create"),
@@ -62,7 +68,8 @@ def describe(ir: dict) -> dict:
         _fn(f"{p}_num_threads", "int", [_param("h", const_handle)],
             "Threads the handle runs calls on, the caller's included ("
             + (f"1 .. {threads['max']}" if threads["pool"] else "always 1: no call of this library is split") + ")."),
-        _fn(f"{p}_free", "void", [h], "Joins the handle's threads and releases everything it owns (NULL: no-op)."),
+        _fn(f"{p}_free", "void", [h], "Joins the handle's threads and releases everything it owns (NULL: no-op). "
+            "During a call on the handle (from another thread or a tap), the call frees it as it returns."),
         _fn(f"{p}_strerror", "const char *", [_param("code", "int", f"{P}_OK or a {P}_E_* code")],
             "A return code's message (static storage)."),
         _fn(f"{p}_manifest_sha256", "const char *", [],

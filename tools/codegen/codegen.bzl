@@ -121,7 +121,7 @@ def ckw_model_library(name, circuit, config, kernels, variant, part, phases, man
         name = name + "_lib",
         srcs = [":%s_c_files" % name],
         hdrs = [":%s_h_files" % name],
-        deps = kernels,
+        deps = kernels + ["//tools/codegen/support:xxh64"],  # create() checksums the weights it reads
         linkopts = ["-pthread"],  # the handle's worker threads
         alwayslink = True,  # nothing in the .so references the entry points; keep them
         testonly = testonly,

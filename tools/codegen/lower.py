@@ -17,13 +17,24 @@ _MANIFEST_DTYPES = {"f32": "f32", "float32": "f32", "F32": "f32", "<f4": "f32"}
 
 
 class Weights:
-    """Checkpoint tensors by name, from the manifest (offsets into the weights file)."""
+    """Checkpoint tensors by name, from the manifest (offsets into the weights file). Records the
+    tensors the circuit reads, so create() can checksum exactly those (`checks`)."""
 
     def __init__(self, manifest: Optional[dict], path: str):
         self.path = path
         self.sha256 = manifest["manifest_sha256"] if manifest else ""
         self.tensors = {t["name"]: t for t in manifest["tensors"]} if manifest else {}
-        self.file_bytes = max((t["offset"] + t["nbytes"] for t in self.tensors.values()), default=0)
+        end = max((t["offset"] + t["nbytes"] for t in self.tensors.values()), default=0)
+        # The file's exact size: the manifest's weights_nbytes when it states one.
+        self.file_bytes = manifest.get("weights_nbytes", end) if manifest else 0
+        if self.file_bytes < end:
+            raise CompileError(f"{path}: /weights_nbytes: {self.file_bytes}, but the tensors end at byte {end}")
+        self.used: Dict[str, dict] = {}
+
+    def checks(self) -> List[dict]:
+        """{name, offset, nbytes, xxh64} of every tensor resolved so far, in file order."""
+        return [{"name": t["name"], "offset": int(t["offset"]), "nbytes": int(t["nbytes"]), "xxh64": t["xxh64"]}
+                for t in sorted(self.used.values(), key=lambda t: t["offset"])]
 
     def resolve(self, weight, env, where: str) -> int:
         if not self.path:
@@ -38,6 +49,11 @@ class Weights:
             raise CompileError(f"{where}: weight {weight.tensor} has dtype {t['dtype']}; the kernels read f32")
         if t["offset"] % 64:
             raise CompileError(f"{where}: weight {weight.tensor} offset {t['offset']} is not 64-byte aligned")
+        xxh64 = t.get("xxh64")
+        if not (isinstance(xxh64, str) and len(xxh64) == 16 and all(c in "0123456789abcdef" for c in xxh64)):
+            raise CompileError(f"{where}: weight {weight.tensor} in {self.path} has no xxh64 checksum (16 lowercase hex "
+                               f"digits), which create() checks; repack the checkpoint (models/whisper/checkpoint/pack.py)")
+        self.used[weight.tensor] = t
         return int(t["offset"])
 
 
@@ -328,7 +344,8 @@ def lower(graph: Graph, phases: List[dict], regions: Dict[str, StateRegion], wei
         "part": graph.part,
         "prefix": prefix,
         "manifest_sha256": weights.sha256,
-        "weights_min_bytes": weights.file_bytes,
+        "weights_bytes": weights.file_bytes,
+        "weight_checks": weights.checks(),
         "arena_bytes": max((p["arena_bytes"] for p in phases), default=0),
         "state_bytes": state_total,
         "dims": dict(sorted(graph.dims.items())),

@@ -16,6 +16,7 @@ import shutil
 import tempfile
 
 import numpy as np
+import xxhash
 
 from models.whisper.checkpoint import model_config
 from models.whisper.checkpoint.canonical import Conversion
@@ -119,6 +120,8 @@ def _write_weights(conversion: Conversion, path: str) -> tuple[list[dict], int, 
                     "offset": offset,
                     "nbytes": len(data),
                     "sha256": hashlib.sha256(data).hexdigest(),
+                    # checked by the generated create() at every start (sha256 is the full check)
+                    "xxh64": xxhash.xxh64_hexdigest(data),
                 }
             )
             offset += len(data)

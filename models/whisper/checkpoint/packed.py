@@ -6,10 +6,10 @@ A packed checkpoint directory (what `@whisper_<variant>` exposes) holds:
                      multiple of 64 bytes (zero padding between tensors, none at the end);
   manifest.json      {"format", "variant", "alignment", "byte_order", "weights_file",
                       "weights_nbytes", "weights_sha256",
-                      "tensors": [{"name", "dtype", "shape", "offset", "nbytes", "sha256"}, ...],
+                      "tensors": [{"name", "dtype", "shape", "offset", "nbytes", "sha256", "xxh64"}, ...],
                       "manifest_sha256", "manifest_sha256_covers"}
-                     with tensors in packing (= offset) order and `sha256` over each tensor's
-                     own bytes;
+                     with tensors in packing (= offset) order and `sha256` and `xxh64` (16 hex
+                     digits) over each tensor's own bytes;
   model_config.json  dimensions, special tokens, suppress lists, alignment heads, language ids;
   tokenizer.json     the source's tokenizer, byte for byte;
   audit.json         every source tensor used or ignored (with reason), every synthesized tensor.
@@ -21,6 +21,11 @@ in and refuses other weights). It is the sha256 of the UTF-8 bytes of
 
 i.e. the tensor list only, in order, keys sorted, no whitespace. Because every entry carries its
 tensor's sha256, the digest covers names, shapes, offsets and all weight bytes.
+
+What is checked when: the generated libraries' create() compares manifest_sha256 with the one baked
+in, the weights file's size with weights_nbytes, and recomputes the xxh64 of every tensor it reads
+(at memory speed: about one pass over the weights, which the first inference reads anyway);
+`verify()` (the CLI's --verify_weights) recomputes every sha256 as well.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import json
 import os
 
 import numpy as np
+import xxhash
 
 from models.whisper.checkpoint.errors import CheckpointError
 
@@ -103,7 +109,7 @@ class PackedCheckpoint:
         return flat.reshape(e["shape"])
 
     def verify(self) -> None:
-        """Digest, layout (alignment, no overlap, zero padding) and every tensor's sha256."""
+        """Digest, layout (alignment, no overlap, zero padding) and every tensor's sha256 and xxh64."""
         where = self._path("manifest.json")
         tensors = self.manifest["tensors"]
         if tensors_digest(tensors) != self.manifest["manifest_sha256"]:
@@ -118,9 +124,10 @@ class PackedCheckpoint:
                 raise CheckpointError(f"{where}: tensor '{e['name']}' nbytes does not match its shape")
             if np.any(self._weights[end : e["offset"]]):
                 raise CheckpointError(f"{where}: non-zero padding before tensor '{e['name']}'")
-            if hashlib.sha256(self.raw(e["name"])).hexdigest() != e["sha256"]:
+            raw = self.raw(e["name"])
+            if hashlib.sha256(raw).hexdigest() != e["sha256"] or xxhash.xxh64_hexdigest(raw) != e.get("xxh64"):
                 raise CheckpointError(
-                    f"{self._path('weights.bin')}: tensor '{e['name']}' fails its sha256; the "
+                    f"{self._path('weights.bin')}: tensor '{e['name']}' fails its sha256 or xxh64; the "
                     "weights file is corrupt, rebuild the checkpoint"
                 )
             end = e["offset"] + e["nbytes"]

@@ -1,14 +1,16 @@
 """A synthetic checkpoint for any circuits: every weight they name, random f32, packed 64-byte
 aligned with a manifest in the checkpoint format (tensors + manifest_sha256).
 
-`write_manifest` writes the manifest alone (no weights file, no per-tensor hashes): enough for the
-compiler to lower real-sized models (tiny, base) without writing hundreds of megabytes."""
+`write_manifest` writes the manifest alone (no weights file; per-tensor hashes are zero
+placeholders): enough for the compiler to lower real-sized models (tiny, base) without writing
+hundreds of megabytes."""
 
 import hashlib
 import json
 import os
 
 import numpy as np
+import xxhash
 
 from tools.codegen import expr, graph, load
 
@@ -55,14 +57,14 @@ def write_checkpoint(out_dir, circuit_paths, config_path, seed=0, scale=0.2):
             f.write(b"\0" * (offset - f.tell()))
             f.write(data)
             entries.append({"name": name, "dtype": "f32", "shape": shape, "offset": offset, "nbytes": nbytes,
-                            "sha256": hashlib.sha256(data).hexdigest()})
+                            "sha256": hashlib.sha256(data).hexdigest(), "xxh64": xxhash.xxh64_hexdigest(data)})
     return _write_manifest(out_dir, entries)
 
 
 def write_manifest(out_dir, circuit_paths, config_path):
     """Writes only manifest.json into out_dir (the tensors' names, shapes and offsets as
-    write_checkpoint would lay them out; no data, no per-tensor sha256); returns the manifest."""
+    write_checkpoint would lay them out; no data, so no sha256 and a zero xxh64); returns the manifest."""
     os.makedirs(out_dir, exist_ok=True)
-    entries = [{"name": name, "dtype": "f32", "shape": shape, "offset": offset, "nbytes": nbytes}
+    entries = [{"name": name, "dtype": "f32", "shape": shape, "offset": offset, "nbytes": nbytes, "xxh64": "0" * 16}
                for name, shape, offset, nbytes in _layout(weight_shapes(circuit_paths, config_path))]
     return _write_manifest(out_dir, entries)

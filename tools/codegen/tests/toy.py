@@ -16,6 +16,32 @@ TOY_ARGS_REL = dict(circuit="tools/codegen/testdata/toy/toy_decoder.json",
                     manifest="tools/codegen/testdata/toy/manifest.json")
 
 
+def toy_weights(manifest: dict) -> bytes:
+    """The toy library's weights file: random float32 covering every tensor of `manifest` (the
+    committed manifest.json's sha256 and xxh64 are of these bytes; regenerate them with
+    toy_manifest_hashes when the toy's tensors change)."""
+    import numpy as np
+
+    size = max(t["offset"] + t["nbytes"] for t in manifest["tensors"])
+    rng = np.random.default_rng(0)
+    return (rng.standard_normal(size // 4).astype(np.float32) * 0.5).tobytes()
+
+
+def toy_manifest_hashes(manifest: dict) -> dict:
+    """`manifest` with each tensor's sha256 and xxh64 of toy_weights() and its manifest_sha256."""
+    import hashlib
+
+    import xxhash
+
+    from models.whisper.checkpoint.packed import tensors_digest
+
+    data = toy_weights(manifest)
+    tensors = [dict(t, sha256=hashlib.sha256(data[t["offset"]:t["offset"] + t["nbytes"]]).hexdigest(),
+                    xxh64=xxhash.xxh64_hexdigest(data[t["offset"]:t["offset"] + t["nbytes"]]))
+               for t in manifest["tensors"]]
+    return dict(manifest, tensors=tensors, manifest_sha256=tensors_digest(tensors))
+
+
 def workspace_root() -> str:
     return os.path.dirname(os.path.dirname(ROOT))
 

@@ -18,6 +18,7 @@ import numpy as np
 from runtime import abi
 from runtime.abi import TAP_FN
 from tools.codegen.tests.c_header import declarations, error_codes
+from tools.codegen.tests.toy import toy_manifest_hashes, toy_weights
 
 HERE = "tools/codegen/testdata/toy"
 GENERATED = f"{HERE}/toy_decoder_c"  # plan_<phase>.json, abi.json and the header of the library under test
@@ -37,9 +38,7 @@ class ToyBase(unittest.TestCase):
         cls.lib = load()
         cls.tmp = tempfile.mkdtemp()
         manifest = json.load(open(f"{HERE}/manifest.json"))
-        size = max(t["offset"] + t["nbytes"] for t in manifest["tensors"])
-        rng = np.random.default_rng(0)
-        weights = (rng.standard_normal(size // 4).astype(np.float32) * 0.5).tobytes()
+        weights = toy_weights(manifest)
         cls.weights = os.path.join(cls.tmp, "weights.bin")
         open(cls.weights, "wb").write(weights)
         shutil.copy(f"{HERE}/manifest.json", os.path.join(cls.tmp, "manifest.json"))
@@ -98,6 +97,39 @@ class ToyAbiTest(ToyBase):
         self.assertEqual(rc, E_MANIFEST)
         self.assertIn(b"manifest_sha256", self.call("strerror", rc))
         self.assertFalse(h.value)
+
+    def test_committed_manifest_hashes_the_toy_weights(self):
+        with open(f"{HERE}/manifest.json") as f:
+            manifest = json.load(f)
+        self.assertEqual(manifest, toy_manifest_hashes(manifest))
+
+    def create_with(self, weights: bytes) -> int:
+        """create()'s status for `weights` beside the toy manifest (a handle, if any, is freed)."""
+        path = os.path.join(self.tmp, "variant", "weights.bin")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        shutil.copy(f"{HERE}/manifest.json", os.path.join(os.path.dirname(path), "manifest.json"))
+        with open(path, "wb") as f:
+            f.write(weights)
+        h = ctypes.c_void_p()
+        rc = self.call("create", path.encode(), None, ctypes.byref(h))
+        self.assertEqual(bool(h.value), rc == OK)
+        self.call("free", h)
+        return rc
+
+    def test_weights_are_checked_at_create(self):
+        with open(self.weights, "rb") as f:
+            good = f.read()
+        self.assertEqual(self.create_with(good), OK)
+        with open(f"{HERE}/manifest.json") as f:
+            manifest = json.load(f)
+        for t in (manifest["tensors"][0], manifest["tensors"][-1]):  # first and last byte of tensors
+            for at in (t["offset"], t["offset"] + t["nbytes"] - 1):
+                flipped = bytearray(good)
+                flipped[at] ^= 0x10
+                self.assertEqual(self.create_with(bytes(flipped)), abi.E_WEIGHTS_CORRUPT, (t["name"], at))
+        self.assertEqual(self.create_with(good[:-4]), abi.E_WEIGHTS_SIZE)  # truncated
+        self.assertEqual(self.create_with(good + b"\0" * 64), abi.E_WEIGHTS_SIZE)  # another, larger file
+        self.assertIn(b"xxh64", self.call("strerror", abi.E_WEIGHTS_CORRUPT))
 
     def test_cross_cache_lifecycle(self):
         h = self.handle()
@@ -303,6 +335,69 @@ class ToyTapTest(ToyBase):
         self.assertEqual(self.call("prefill", h, self.tokens[:2], 2, np.zeros((2, V), np.float32)), OK)
         self.assertEqual(rec.edges, [])
         self.assertEqual(self.call("set_tap", None, rec.fn, None), E_ARGUMENT)
+
+
+class ToyCallStateTest(ToyBase):
+    """One call at a time per handle: a call during another (a tap re-entering, another thread)
+    gets E_BUSY and changes nothing; free() during a call takes effect when the call returns."""
+
+    def prefill_with_tap(self, h, during, handle_survives=True):
+        """Runs prefill on h with a tap that calls during(h) at the first edge; returns the
+        prefill's status and what during returned. The tap is removed after (C keeps only a
+        pointer to it), unless the handle is gone."""
+        seen = []
+
+        def tap(user, edge, data, rank, shape):
+            if not seen:
+                seen.append(during(h))
+
+        fn = TAP_FN(tap)
+        self.assertEqual(self.call("set_tap", h, fn, None), OK)
+        self.assertEqual(self.call("set_memory", h, self.memory), OK)
+        V = self.call("dim", b"n_vocab")
+        rc = self.call("prefill", h, np.array([1, 2], np.int32), 2, np.zeros((2, V), np.float32))
+        if handle_survives:
+            self.assertEqual(self.call("set_tap", h, TAP_FN(), None), OK)
+        return rc, seen[0]
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        lib = cls.lib
+        cls.memory = np.random.default_rng(3).standard_normal(
+            (lib.call("dim", b"mem_len"), lib.call("dim", b"d_model"))).astype(np.float32)
+
+    def test_reentrant_calls_are_refused(self):
+        h = self.handle()
+        V = self.call("dim", b"n_vocab")
+        for name, args in (("decode", (4, np.zeros((1, V), np.float32))), ("reset", ()),
+                           ("set_memory", (self.memory,)), ("set_tap", (TAP_FN(), None)),
+                           ("prefill", (np.array([1], np.int32), 1, np.zeros((1, V), np.float32)))):
+            rc, inner = self.prefill_with_tap(h, lambda h, name=name, args=args: self.call(name, h, *args))
+            self.assertEqual((rc, inner), (OK, abi.E_BUSY), name)
+        self.assertEqual(self.call("position", h), 2)  # the refused reset changed nothing
+
+    def test_a_second_thread_is_refused_while_a_call_runs(self):
+        import threading
+
+        h = self.handle()
+        V = self.call("dim", b"n_vocab")
+
+        def from_another_thread(h):
+            got = []
+            t = threading.Thread(target=lambda: got.append(self.call("decode", h, 4, np.zeros((1, V), np.float32))))
+            t.start()
+            t.join()
+            return got[0]
+
+        self.assertEqual(self.prefill_with_tap(h, from_another_thread), (OK, abi.E_BUSY))
+        self.assertEqual(self.call("decode", h, 4, np.zeros((1, V), np.float32)), OK)  # idle again
+
+    def test_free_during_a_call_frees_when_it_returns(self):
+        h = ctypes.c_void_p()
+        self.assertEqual(self.call("create", self.weights.encode(), None, ctypes.byref(h)), OK)
+        # The call completes on valid memory (ASan/valgrind would report otherwise) and frees h.
+        self.assertEqual(self.prefill_with_tap(h, lambda h: self.call("free", h), handle_survives=False), (OK, None))
 
 
 class ToyThreadsTest(ToyBase):

@@ -3,6 +3,7 @@
 #include "ckw_toy_decoder.h"
 
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -11,10 +12,10 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <time.h>
 
 #include "tools/codegen/testdata/toy/toy_kernels.h"
+#include "tools/codegen/support/xxh64.h"
 
 #define API __attribute__((visibility("default")))
 
@@ -22,8 +23,45 @@ enum {
   kArenaBytes = 576,
   kStateBytes = 1728,
 };
-static const char kManifestSha256[] = "1b5f424f1d4e45727ecf71db46cf282a085ade55a0ada49bf8c16f205b644ce6";
-static const int64_t kWeightsMinBytes = 4640;
+static const char kManifestSha256[] = "7fab5cbc7642f4730c30c8d92f1a0f82c7468dea13115b8537eb64759715b17f";
+static const int64_t kWeightsBytes = 4640;  // the weights file's exact size
+// The tensors this library reads and the xxh64 the manifest records for each: create() hashes
+// them (about the cost of reading them once), so a corrupt file is refused, never computed with.
+static const struct {
+  int64_t offset, nbytes;
+  uint64_t xxh64;
+} kWeightChecks[] = {
+    {0, 352, 0xaa03124accb8ac5aULL},  // embed.tokens
+    {384, 192, 0x21eac3dc17997ef0ULL},  // embed.positions
+    {576, 32, 0xf868a3f6536b387cULL},  // blocks.0.norm.g
+    {640, 32, 0x786220842c8ef3a4ULL},  // blocks.0.norm.b
+    {704, 256, 0x5e8c43f6c3eabb47ULL},  // blocks.0.k.w
+    {960, 32, 0x85a42bcb76ab1b1aULL},  // blocks.0.k.b
+    {1024, 256, 0x0bc9912574480ae5ULL},  // blocks.0.v.w
+    {1280, 32, 0x3bd92c4be9612d48ULL},  // blocks.0.v.b
+    {1344, 256, 0x97d182605b799cebULL},  // blocks.0.q.w
+    {1600, 32, 0xb4029f126d506416ULL},  // blocks.0.q.b
+    {1664, 256, 0xf205bb2bf643b6ccULL},  // blocks.0.xk.w
+    {1920, 32, 0xd48024c1a485aa65ULL},  // blocks.0.xk.b
+    {1984, 256, 0xeabc2ce48acdfae1ULL},  // blocks.0.xv.w
+    {2240, 32, 0xe6c138d537fc67edULL},  // blocks.0.xv.b
+    {2304, 256, 0xc7d9ed3902462c67ULL},  // blocks.0.mlp.w
+    {2560, 32, 0x801ee49af476b7a0ULL},  // blocks.0.mlp.b
+    {2624, 32, 0x7700f8e569b19300ULL},  // blocks.1.norm.g
+    {2688, 32, 0x36a0c6cd68917423ULL},  // blocks.1.norm.b
+    {2752, 256, 0x2f37fe3851ecf0f7ULL},  // blocks.1.k.w
+    {3008, 32, 0xa73063c8854546e4ULL},  // blocks.1.k.b
+    {3072, 256, 0xa60d37e43f809f23ULL},  // blocks.1.v.w
+    {3328, 32, 0x360ce14c53c42252ULL},  // blocks.1.v.b
+    {3392, 256, 0xecf6ec776e98c254ULL},  // blocks.1.q.w
+    {3648, 32, 0x63597ac413a7dcfcULL},  // blocks.1.q.b
+    {3712, 256, 0xff71b545adf0eeeeULL},  // blocks.1.xk.w
+    {3968, 32, 0x2fe933af5b03b7a3ULL},  // blocks.1.xk.b
+    {4032, 256, 0xecdc2641571a830eULL},  // blocks.1.xv.w
+    {4288, 32, 0x2c4fbbfdfd89b5feULL},  // blocks.1.xv.b
+    {4352, 256, 0x23784b30f5a414d3ULL},  // blocks.1.mlp.w
+    {4608, 32, 0xe70f21a24bbaa600ULL},  // blocks.1.mlp.b
+};
 
 // ---- The handle's worker threads ----------------------------------------------------------
 // Calls whose kernel map declares a split ("parallel") run as chunks along one output dim.
@@ -307,7 +345,12 @@ static void ckw_f32_logits__chunk1(const void *p, int64_t slot, int64_t start, i
   );
 }
 
+// A handle runs one call at a time: kBusy while an entry point runs (another call gets E_BUSY),
+// kFreeWhenIdle when free() came during a call (the call frees the handle as it returns).
+enum { kIdle = 0, kBusy = 1, kFreeWhenIdle = 2 };
+
 struct ckw_toy_decoder_handle {
+  atomic_int call_state;  // kIdle, kBusy or kFreeWhenIdle
   const uint8_t *weights;  // read-only mapping of the weights file
   size_t weights_bytes;
   uint8_t *arena;  // per-call scratch, 576 bytes
@@ -328,6 +371,8 @@ struct ckw_toy_decoder_handle {
 static inline int64_t ckw_max64(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t ckw_align64(int64_t n) { return (n + 63) / 64 * 64; }
 
+static void destroy(ckw_toy_decoder_handle *h);
+
 // Records a kernel failure on the handle; returns E_KERNEL.
 static inline int kernel_failed(ckw_toy_decoder_handle *h, int status, const char *(*message)(int)) {
   h->kernel_status = status;
@@ -346,7 +391,7 @@ API const char *ckw_toy_decoder_strerror(int code) {
     case CKW_TOY_DECODER_E_MANIFEST_MISMATCH:
       return "ckw_toy_decoder: manifest_sha256 differs from the one this library was generated for";
     case CKW_TOY_DECODER_E_WEIGHTS_SIZE:
-      return "ckw_toy_decoder: weights file is smaller than the manifest says";
+      return "ckw_toy_decoder: weights file size differs from the manifest's (truncated, or another checkpoint's weights)";
     case CKW_TOY_DECODER_E_NO_MEMORY:
       return "ckw_toy_decoder: out of memory";
     case CKW_TOY_DECODER_E_MISSING_INPUT:
@@ -357,6 +402,10 @@ API const char *ckw_toy_decoder_strerror(int code) {
       return "ckw_toy_decoder: the position would pass the text context capacity";
     case CKW_TOY_DECODER_E_KERNEL:
       return "ckw_toy_decoder: a kernel reported an error";
+    case CKW_TOY_DECODER_E_WEIGHTS_CORRUPT:
+      return "ckw_toy_decoder: a tensor in the weights file fails the xxh64 checksum its manifest records: the file is corrupt";
+    case CKW_TOY_DECODER_E_BUSY:
+      return "ckw_toy_decoder: the handle is in use by another call (one call at a time per handle: give each thread its own)";
     default:
       return "ckw_toy_decoder: unknown error code";
   }
@@ -394,7 +443,7 @@ API const char *ckw_toy_decoder_abi_json(void) {
       "    {\n"
       "      \"code\": -4,\n"
       "      \"name\": \"E_WEIGHTS_SIZE\",\n"
-      "      \"text\": \"weights file is smaller than the manifest says\"\n"
+      "      \"text\": \"weights file size differs from the manifest's (truncated, or another checkpoint's weights)\"\n"
       "    },\n"
       "    {\n"
       "      \"code\": -5,\n"
@@ -420,11 +469,21 @@ API const char *ckw_toy_decoder_abi_json(void) {
       "      \"code\": -9,\n"
       "      \"name\": \"E_KERNEL\",\n"
       "      \"text\": \"a kernel reported an error\"\n"
+      "    },\n"
+      "    {\n"
+      "      \"code\": -10,\n"
+      "      \"name\": \"E_WEIGHTS_CORRUPT\",\n"
+      "      \"text\": \"a tensor in the weights file fails the xxh64 checksum its manifest records: the file is corrupt\"\n"
+      "    },\n"
+      "    {\n"
+      "      \"code\": -11,\n"
+      "      \"name\": \"E_BUSY\",\n"
+      "      \"text\": \"the handle is in use by another call (one call at a time per handle: give each thread its own)\"\n"
       "    }\n"
       "  ],\n"
       "  \"functions\": [\n"
       "    {\n"
-      "      \"doc\": \"Maps the weights file read-only and allocates the handle's arena and state. The manifest's manifest_sha256 must equal the one baked in here (CKW_TOY_DECODER_E_MANIFEST_MISMATCH otherwise).\",\n"
+      "      \"doc\": \"Maps the weights file read-only and allocates the handle's arena and state. The manifest's manifest_sha256 must equal the one baked in here (CKW_TOY_DECODER_E_MANIFEST_MISMATCH otherwise), the file must have the manifest's size (CKW_TOY_DECODER_E_WEIGHTS_SIZE) and every tensor this library reads its manifest's xxh64 (CKW_TOY_DECODER_E_WEIGHTS_CORRUPT).\\nEvery entry point that takes a non-const handle runs one call at a time on it: a call while another runs (another thread, or a tap re-entering) returns CKW_TOY_DECODER_E_BUSY and changes nothing.\",\n"
       "      \"name\": \"ckw_toy_decoder_create\",\n"
       "      \"params\": [\n"
       "        {\n"
@@ -485,7 +544,7 @@ API const char *ckw_toy_decoder_abi_json(void) {
       "      \"returns\": \"int\"\n"
       "    },\n"
       "    {\n"
-      "      \"doc\": \"Joins the handle's threads and releases everything it owns (NULL: no-op).\",\n"
+      "      \"doc\": \"Joins the handle's threads and releases everything it owns (NULL: no-op). During a call on the handle (from another thread or a tap), the call frees it as it returns.\",\n"
       "      \"name\": \"ckw_toy_decoder_free\",\n"
       "      \"params\": [\n"
       "        {\n"
@@ -788,7 +847,8 @@ API int ckw_toy_decoder_create_with_threads(const char *weights_path, const char
   ckw_toy_decoder_handle *h = calloc(1, sizeof(*h));
   if (!h) return CKW_TOY_DECODER_E_NO_MEMORY;
   int rc = CKW_TOY_DECODER_OK;
-  if (kWeightsMinBytes > 0) {
+  atomic_init(&h->call_state, kIdle);
+  if (kWeightsBytes > 0) {
     if (!weights_path) {
       rc = CKW_TOY_DECODER_E_ARGUMENT;
       goto fail;
@@ -820,7 +880,7 @@ API int ckw_toy_decoder_create_with_threads(const char *weights_path, const char
       goto fail;
     }
     struct stat st;
-    if (fstat(fd, &st) != 0 || st.st_size < kWeightsMinBytes) {
+    if (fstat(fd, &st) != 0 || st.st_size != kWeightsBytes) {
       close(fd);
       rc = CKW_TOY_DECODER_E_WEIGHTS_SIZE;
       goto fail;
@@ -833,6 +893,12 @@ API int ckw_toy_decoder_create_with_threads(const char *weights_path, const char
     }
     h->weights = map;
     h->weights_bytes = (size_t)st.st_size;
+    for (size_t i = 0; i < sizeof(kWeightChecks) / sizeof(kWeightChecks[0]); ++i) {
+      if (ckw_xxh64(h->weights + kWeightChecks[i].offset, (size_t)kWeightChecks[i].nbytes, 0) != kWeightChecks[i].xxh64) {
+        rc = CKW_TOY_DECODER_E_WEIGHTS_CORRUPT;
+        goto fail;
+      }
+    }
   }
   h->arena_bytes = kArenaBytes > 0 ? kArenaBytes : 64;
   h->arena = aligned_alloc(64, h->arena_bytes);
@@ -856,12 +922,34 @@ API int ckw_toy_decoder_create_with_threads(const char *weights_path, const char
   *out = h;
   return CKW_TOY_DECODER_OK;
 fail:
-  ckw_toy_decoder_free(h);
+  destroy(h);
   return rc;
+}
+
+// Starts a call on h; 0 when another call is running (or free() is pending).
+static inline int enter(ckw_toy_decoder_handle *h) {
+  int idle = kIdle;
+  return atomic_compare_exchange_strong(&h->call_state, &idle, kBusy);
+}
+
+// Ends a call; frees the handle when free() was called meanwhile.
+static inline void leave(ckw_toy_decoder_handle *h) {
+  int busy = kBusy;
+  if (!atomic_compare_exchange_strong(&h->call_state, &busy, kIdle)) destroy(h);
 }
 
 API void ckw_toy_decoder_free(ckw_toy_decoder_handle *h) {
   if (!h) return;
+  int state = atomic_load(&h->call_state);
+  for (;;) {  // idle: free now; busy: the running call frees it; already pending: nothing to do
+    if (state == kIdle && atomic_compare_exchange_weak(&h->call_state, &state, kBusy)) break;
+    if (state == kBusy && atomic_compare_exchange_weak(&h->call_state, &state, kFreeWhenIdle)) return;
+    if (state == kFreeWhenIdle) return;
+  }
+  destroy(h);
+}
+
+static void destroy(ckw_toy_decoder_handle *h) {
   ckw_pool_stop(&h->pool);
   free(h->thread_scratch);
   if (h->weights) munmap((void *)h->weights, h->weights_bytes);
@@ -874,33 +962,58 @@ API int ckw_toy_decoder_num_threads(const ckw_toy_decoder_handle *h) {
   return h ? h->pool.n_threads : CKW_TOY_DECODER_E_ARGUMENT;
 }
 
-API int ckw_toy_decoder_set_tap(ckw_toy_decoder_handle *h, ckw_toy_decoder_tap_fn fn, void *user) {
-  if (!h) return CKW_TOY_DECODER_E_ARGUMENT;
+static int ckw_toy_decoder_set_tap__in_call(ckw_toy_decoder_handle *h, ckw_toy_decoder_tap_fn fn, void *user) {
   h->tap = fn;
   h->tap_user = fn ? user : NULL;
   return CKW_TOY_DECODER_OK;
 }
 
-API int ckw_toy_decoder_set_memory(ckw_toy_decoder_handle *h, const float *memory) {
-  if (!h || !memory) return CKW_TOY_DECODER_E_ARGUMENT;
+// ckw_toy_decoder_set_tap__in_call as one call at a time on the handle.
+API int ckw_toy_decoder_set_tap(ckw_toy_decoder_handle *h, ckw_toy_decoder_tap_fn fn, void *user) {
+  if (!h) return CKW_TOY_DECODER_E_ARGUMENT;
+  if (!enter(h)) return CKW_TOY_DECODER_E_BUSY;
+  const int rc = ckw_toy_decoder_set_tap__in_call(h, fn, user);
+  leave(h);
+  return rc;
+}
+
+static int ckw_toy_decoder_set_memory__in_call(ckw_toy_decoder_handle *h, const float *memory) {
+  if (!memory) return CKW_TOY_DECODER_E_ARGUMENT;
   memcpy(h->state + 0, memory, 160);
   h->has_memory = 1;
   h->cross_kv_valid = 0;  // the cached projections belong to the previous memory
   return CKW_TOY_DECODER_OK;
 }
 
-API int ckw_toy_decoder_reset(ckw_toy_decoder_handle *h) {
+// ckw_toy_decoder_set_memory__in_call as one call at a time on the handle.
+API int ckw_toy_decoder_set_memory(ckw_toy_decoder_handle *h, const float *memory) {
   if (!h) return CKW_TOY_DECODER_E_ARGUMENT;
+  if (!enter(h)) return CKW_TOY_DECODER_E_BUSY;
+  const int rc = ckw_toy_decoder_set_memory__in_call(h, memory);
+  leave(h);
+  return rc;
+}
+
+static int ckw_toy_decoder_reset__in_call(ckw_toy_decoder_handle *h) {
   h->position = 0;
   return CKW_TOY_DECODER_OK;
+}
+
+// ckw_toy_decoder_reset__in_call as one call at a time on the handle.
+API int ckw_toy_decoder_reset(ckw_toy_decoder_handle *h) {
+  if (!h) return CKW_TOY_DECODER_E_ARGUMENT;
+  if (!enter(h)) return CKW_TOY_DECODER_E_BUSY;
+  const int rc = ckw_toy_decoder_reset__in_call(h);
+  leave(h);
+  return rc;
 }
 
 API int64_t ckw_toy_decoder_position(const ckw_toy_decoder_handle *h) { return h ? h->position : -1; }
 
 API int64_t ckw_toy_decoder_cross_kv_projections(const ckw_toy_decoder_handle *h) { return h ? h->cross_kv_projections : -1; }
 
-API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens, int64_t n_tokens, float *logits) {
-  if (!h || !tokens || !logits) return CKW_TOY_DECODER_E_ARGUMENT;
+static int ckw_toy_decoder_prefill__in_call(ckw_toy_decoder_handle *h, const int32_t *tokens, int64_t n_tokens, float *logits) {
+  if (!tokens || !logits) return CKW_TOY_DECODER_E_ARGUMENT;
   const int64_t pos = 0;
   if (n_tokens < 1 || n_tokens > 6) return CKW_TOY_DECODER_E_ARGUMENT;
   if (0 + n_tokens > 6) return CKW_TOY_DECODER_E_CONTEXT_FULL;
@@ -1375,8 +1488,17 @@ API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens
   return CKW_TOY_DECODER_OK;
 }
 
-API int ckw_toy_decoder_decode(ckw_toy_decoder_handle *h, int32_t tokens, float *logits) {
-  if (!h || !logits) return CKW_TOY_DECODER_E_ARGUMENT;
+// ckw_toy_decoder_prefill__in_call as one call at a time on the handle.
+API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens, int64_t n_tokens, float *logits) {
+  if (!h) return CKW_TOY_DECODER_E_ARGUMENT;
+  if (!enter(h)) return CKW_TOY_DECODER_E_BUSY;
+  const int rc = ckw_toy_decoder_prefill__in_call(h, tokens, n_tokens, logits);
+  leave(h);
+  return rc;
+}
+
+static int ckw_toy_decoder_decode__in_call(ckw_toy_decoder_handle *h, int32_t tokens, float *logits) {
+  if (!logits) return CKW_TOY_DECODER_E_ARGUMENT;
   const int64_t n_tokens = 1;
   const int64_t pos = h->position;
   if (pos > 5) return CKW_TOY_DECODER_E_CONTEXT_FULL;
@@ -1702,4 +1824,13 @@ API int ckw_toy_decoder_decode(ckw_toy_decoder_handle *h, int32_t tokens, float 
 
   h->position = pos + 1;
   return CKW_TOY_DECODER_OK;
+}
+
+// ckw_toy_decoder_decode__in_call as one call at a time on the handle.
+API int ckw_toy_decoder_decode(ckw_toy_decoder_handle *h, int32_t tokens, float *logits) {
+  if (!h) return CKW_TOY_DECODER_E_ARGUMENT;
+  if (!enter(h)) return CKW_TOY_DECODER_E_BUSY;
+  const int rc = ckw_toy_decoder_decode__in_call(h, tokens, logits);
+  leave(h);
+  return rc;
 }

@@ -21,12 +21,14 @@ extern "C" {
 #define CKW_TOY_DECODER_E_ARGUMENT -1  // invalid argument (null pointer or a count out of range)
 #define CKW_TOY_DECODER_E_IO -2  // cannot read the weights or manifest file
 #define CKW_TOY_DECODER_E_MANIFEST_MISMATCH -3  // manifest_sha256 differs from the one this library was generated for
-#define CKW_TOY_DECODER_E_WEIGHTS_SIZE -4  // weights file is smaller than the manifest says
+#define CKW_TOY_DECODER_E_WEIGHTS_SIZE -4  // weights file size differs from the manifest's (truncated, or another checkpoint's weights)
 #define CKW_TOY_DECODER_E_NO_MEMORY -5  // out of memory
 #define CKW_TOY_DECODER_E_MISSING_INPUT -6  // a required input was not set (call the set_* function first)
 #define CKW_TOY_DECODER_E_CROSS_KV_INVALID -7  // cross-K/V cache is not valid: run prefill after setting encoder memory
 #define CKW_TOY_DECODER_E_CONTEXT_FULL -8  // the position would pass the text context capacity
 #define CKW_TOY_DECODER_E_KERNEL -9  // a kernel reported an error
+#define CKW_TOY_DECODER_E_WEIGHTS_CORRUPT -10  // a tensor in the weights file fails the xxh64 checksum its manifest records: the file is corrupt
+#define CKW_TOY_DECODER_E_BUSY -11  // the handle is in use by another call (one call at a time per handle: give each thread its own)
 
 // The declarations below are rendered from the ABI description that ckw_toy_decoder_abi_json()
 // returns (and abi.json holds): 16 functions, 2 types.
@@ -49,7 +51,12 @@ typedef void (*ckw_toy_decoder_tap_fn)(void *user, const char *edge, const float
                                        int64_t rank, const int64_t *shape);
 
 // Maps the weights file read-only and allocates the handle's arena and state. The manifest's
-// manifest_sha256 must equal the one baked in here (CKW_TOY_DECODER_E_MANIFEST_MISMATCH otherwise).
+// manifest_sha256 must equal the one baked in here (CKW_TOY_DECODER_E_MANIFEST_MISMATCH otherwise),
+// the file must have the manifest's size (CKW_TOY_DECODER_E_WEIGHTS_SIZE) and every tensor this
+// library reads its manifest's xxh64 (CKW_TOY_DECODER_E_WEIGHTS_CORRUPT).
+// Every entry point that takes a non-const handle runs one call at a time on it: a call while
+// another runs (another thread, or a tap re-entering) returns CKW_TOY_DECODER_E_BUSY and changes
+// nothing.
 //   weights_path: the weights file (NULL for a library without weights)
 //   manifest_path: NULL: manifest.json next to the weights file
 //   out: the new handle (NULL on failure)
@@ -70,7 +77,8 @@ int ckw_toy_decoder_create_with_threads(const char *weights_path, const char *ma
 // Threads the handle runs calls on, the caller's included (1 .. 8).
 int ckw_toy_decoder_num_threads(const ckw_toy_decoder_handle *h);
 
-// Joins the handle's threads and releases everything it owns (NULL: no-op).
+// Joins the handle's threads and releases everything it owns (NULL: no-op). During a call on the
+// handle (from another thread or a tap), the call frees it as it returns.
 void ckw_toy_decoder_free(ckw_toy_decoder_handle *h);
 
 // A return code's message (static storage).
