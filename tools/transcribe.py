@@ -1,11 +1,14 @@
-"""Transcribe audio with the generated Whisper libraries.
+"""Transcribe audio with the generated Whisper libraries: openai-whisper's CLI over runtime.engine.
 
-    ./bazelw run //tools:transcribe                          # built-in demo clip
-    ./bazelw run //tools:transcribe -- --wav meeting.wav --model base --language auto --output_format srt
+    ./bazelw run //tools:transcribe                          # built-in demo clip, printed
+    ./bazelw run //tools:transcribe -- --wav meeting.m4a --wav talk.wav --model base --output_format srt
 
-The whole recording is transcribed in 30 s windows with openai-whisper's `transcribe()`
-semantics (runtime/longform.py): timestamps, segments, temperature fallback, conditioning on
-the previous text, no-speech skipping.
+Each recording is transcribed whole in 30 s windows with openai-whisper's `transcribe()`
+semantics (runtime/longform.py) through `Engine.transcribe`, the Python API this CLI is a thin
+layer over. Options, names and defaults are openai-whisper's (beam search and word timestamps
+aside). Outputs go to --output_dir as <input name>.<format>, each file written whole or not at
+all. One file that fails gets its one-line error; the others are still transcribed and written,
+and the exit status is 1.
 """
 
 import os
@@ -15,20 +18,26 @@ from absl import app, flags
 
 from runtime import audio_input, output_formats, runfiles
 from runtime.engine import Engine, EngineError
-from runtime.longform import TranscribeOptions, temperature_schedule
+from runtime.longform import parse_clip_timestamps, temperature_schedule
 from runtime.output_formats import format_timestamp
+from runtime.transcription import collect
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("wav", None, "Audio file (WAV goes straight to the C frontend; flac, ogg, mp3, ... are decoded first). "
-                    "Relative to where you ran the command. Default: the built-in demo clip.")
+flags.DEFINE_multi_string("wav", None, "Audio or video file to transcribe: WAV, or any container FFmpeg reads (m4a, "
+                          "mp4, webm, opus, aac, flac, ogg, mp3, ...). Repeat for several files. Relative to where "
+                          "you ran the command. Default: the built-in demo clip.")
 flags.DEFINE_enum("model", "tiny", ["tiny", "base"], "Checkpoint variant (tiny = tiny.en, base = multilingual base).")
-flags.DEFINE_string("language", "en", "Spoken language (a code such as en, de, fr), or auto: detect it from the first "
-                    "30 s (multilingual models; English-only models always use en).")
+flags.DEFINE_string("language", "detect", "Spoken language (a code such as en, de, fr), or detect: from the first 30 s "
+                    "on multilingual models (English-only models always use en).")
 flags.DEFINE_enum("task", "transcribe", ["transcribe", "translate"], "Transcribe, or translate to English.")
-flags.DEFINE_enum("output_format", "txt", list(output_formats.FORMATS),
-                  "txt: one line per segment; json: text, segments, tokens, language, model, timings; "
-                  "srt, vtt: subtitles; tsv: start and end in ms, text.")
-flags.DEFINE_string("output", None, "Write here instead of stdout (relative to where you ran the command).")
+flags.DEFINE_enum("output_format", "all", list(output_formats.FORMATS) + ["all"],
+                  "txt: one line per segment; vtt, srt: subtitles; tsv: start and end in ms, text; json: text, "
+                  "segments, tokens, language, model, timings; all: every one of them.")
+flags.DEFINE_string("output_dir", ".", "Directory to write <input name>.<format> into (created if missing; relative "
+                    "to where you ran the command).")
+flags.DEFINE_string("output", None, "Write the one --output_format of the one input here instead (- for stdout).")
+flags.DEFINE_bool("verbose", True, "Print the detected language and each segment to stderr as it is decoded; "
+                  "--noverbose shows a progress bar instead (on a terminal only).")
 flags.DEFINE_float("temperature", 0.0, "Sampling temperature of the first attempt per window (0: greedy).")
 flags.DEFINE_string("temperature_increment_on_fallback", "0.2",
                     "Raise the temperature by this much (up to 1.0) when a window fails the thresholds below; "
@@ -46,11 +55,19 @@ flags.DEFINE_bool("carry_initial_prompt", False, "Prepend --initial_prompt to th
 flags.DEFINE_bool("without_timestamps", False, "Decode text only: one segment per 30 s window.")
 flags.DEFINE_string("clip_timestamps", "0", "Only these parts: start,end,start,end,... in seconds (the last end "
                     "defaults to the end of the recording).")
-flags.DEFINE_integer("best_of", None, "Samples per window when sampling (temperature > 0); the likeliest wins.")
+flags.DEFINE_integer("best_of", 5, "Samples per window when sampling (temperature > 0); the likeliest wins.")
+flags.DEFINE_float("length_penalty", None, "Rank --best_of samples by log-probability / ((5 + length) / 6) ** this "
+                   "(default: / length).")
+flags.DEFINE_string("suppress_tokens", "-1", "Token ids never sampled, comma-separated; -1: the non-speech symbols.")
 flags.DEFINE_integer("seed", 0, "Seed of the sampler used at temperature > 0.")
-flags.DEFINE_bool("verbose", False, "Print each segment to stderr as soon as it is decoded.")
+flags.DEFINE_integer("threads", 0, "Threads of the encoder and decoder, the caller's included (0: every CPU this "
+                     "process may use, or CKW_NUM_THREADS).")
 
 DEMO_CLIP = "tools/demo_clip.wav"
+
+
+class CliError(ValueError):
+    pass
 
 
 def _user_path(path: str) -> str:
@@ -61,9 +78,14 @@ def _user_path(path: str) -> str:
 
 def _write_atomically(path: str, text: str) -> None:
     tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError as e:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise CliError(f"{path}: cannot write ({e.strerror}); check --output_dir") from None
 
 
 def _optional_float(name: str):
@@ -73,61 +95,145 @@ def _optional_float(name: str):
     try:
         return float(text)
     except ValueError:
-        raise ValueError(f"--{name}={text!r} is not a number; give a number or none") from None
+        raise CliError(f"--{name}={text!r} is not a number; give a number or none") from None
 
 
-def options_from_flags() -> TranscribeOptions:
+def options_from_flags() -> dict:
+    """Engine.transcribe keywords (openai-whisper's transcribe() options) from the flags."""
     if not 0.0 <= FLAGS.temperature <= 1.0:
-        raise ValueError(f"--temperature={FLAGS.temperature} is outside [0, 1]")
+        raise CliError(f"--temperature={FLAGS.temperature} is outside [0, 1]")
     if FLAGS.best_of is not None and FLAGS.best_of < 1:
-        raise ValueError(f"--best_of={FLAGS.best_of} must be at least 1")
+        raise CliError(f"--best_of={FLAGS.best_of} must be at least 1")
+    if FLAGS.threads < 0:
+        raise CliError(f"--threads={FLAGS.threads} must be 0 (every CPU) or more")
+    parse_clip_timestamps(FLAGS.clip_timestamps, 0)  # a malformed list fails before any file
     language = FLAGS.language.strip()
-    return TranscribeOptions(
-        language=None if language.lower() == "auto" else language,
-        task=FLAGS.task,
-        temperature=temperature_schedule(FLAGS.temperature, _optional_float("temperature_increment_on_fallback")),
-        compression_ratio_threshold=_optional_float("compression_ratio_threshold"),
-        logprob_threshold=_optional_float("logprob_threshold"),
-        no_speech_threshold=_optional_float("no_speech_threshold"),
-        condition_on_previous_text=FLAGS.condition_on_previous_text,
-        initial_prompt=FLAGS.initial_prompt,
-        carry_initial_prompt=FLAGS.carry_initial_prompt,
-        without_timestamps=FLAGS.without_timestamps,
-        clip_timestamps=FLAGS.clip_timestamps,
-        best_of=FLAGS.best_of,
-        seed=FLAGS.seed,
-    )
+    return {
+        "language": None if language.lower() in ("detect", "auto", "none") else language,
+        "task": FLAGS.task,
+        "temperature": temperature_schedule(FLAGS.temperature, _optional_float("temperature_increment_on_fallback")),
+        "compression_ratio_threshold": _optional_float("compression_ratio_threshold"),
+        "logprob_threshold": _optional_float("logprob_threshold"),
+        "no_speech_threshold": _optional_float("no_speech_threshold"),
+        "condition_on_previous_text": FLAGS.condition_on_previous_text,
+        "initial_prompt": FLAGS.initial_prompt,
+        "carry_initial_prompt": FLAGS.carry_initial_prompt,
+        "without_timestamps": FLAGS.without_timestamps,
+        "clip_timestamps": FLAGS.clip_timestamps,
+        "best_of": FLAGS.best_of,
+        "length_penalty": FLAGS.length_penalty,
+        "suppress_tokens": FLAGS.suppress_tokens,
+        "seed": FLAGS.seed,
+    }
 
 
-def _print_segment(segment) -> None:
-    print(f"[{format_timestamp(segment['start'])} --> {format_timestamp(segment['end'])}] {segment['text']}",
-          file=sys.stderr, flush=True)
+def _inputs() -> list:
+    """(display name, path) per input; the demo clip when no --wav is given."""
+    if not FLAGS.wav:
+        print(f"transcribe: no --wav given; using the built-in demo clip synthesized by the build with espeak-ng "
+              f"({DEMO_CLIP})", file=sys.stderr)
+        return [(DEMO_CLIP, runfiles.locate("ckw", DEMO_CLIP))]
+    return [(name, _user_path(name)) for name in FLAGS.wav]
+
+
+def _targets(inputs: list, to_stdout: bool) -> dict:
+    """Input path -> [(format, output path or None for stdout)]; refuses outputs that collide."""
+    formats = list(output_formats.FORMATS) if FLAGS.output_format == "all" else [FLAGS.output_format]
+    if FLAGS.output is not None:
+        if len(inputs) > 1 or len(formats) > 1:
+            raise CliError("--output takes one input and one --output_format; use --output_dir for several")
+        return {inputs[0][1]: [(formats[0], None if FLAGS.output == "-" else _user_path(FLAGS.output))]}
+    if to_stdout:
+        return {inputs[0][1]: [("txt" if FLAGS.output_format == "all" else FLAGS.output_format, None)]}
+    out_dir = _user_path(FLAGS.output_dir)
+    targets, owner = {}, {}
+    for name, path in inputs:
+        stem = os.path.splitext(os.path.basename(path))[0]
+        if stem in owner and owner[stem] != path:
+            raise CliError(f"--wav {owner[stem]} and --wav {name} would both write {stem}.*; rename one or "
+                           "transcribe them in separate calls")
+        owner[stem] = name
+        targets[path] = [(fmt, os.path.join(out_dir, f"{stem}.{fmt}")) for fmt in formats]
+    sources = {os.path.realpath(path) for _, path in inputs}
+    for outputs in targets.values():
+        for _, target in outputs:
+            if os.path.realpath(target) in sources:
+                raise CliError(f"{target}: an output would overwrite the input of that name; give another "
+                               "--output_dir")
+    return targets
+
+
+def _progress_bar(total_seconds: float):
+    """A tqdm bar on stderr in seconds of audio, or None when stderr is not a terminal."""
+    if FLAGS.verbose or not sys.stderr.isatty():
+        return None
+    import tqdm
+
+    return tqdm.tqdm(total=round(total_seconds, 2), unit="s", unit_scale=False, file=sys.stderr,
+                     bar_format="{l_bar}{bar}| {n:.1f}/{total:.1f} s [{elapsed}<{remaining}]")
+
+
+def transcribe_one(engine: Engine, name: str, path: str, options: dict, outputs: list) -> None:
+    bar = None
+
+    def advance(seconds: float) -> None:
+        if bar is not None:
+            bar.update(min(seconds, bar.total - bar.n))
+
+    segments, info = engine.transcribe(path, on_progress=advance, **options)
+    if FLAGS.verbose and info.language_probability is not None:
+        print(f"{name}: detected language: {info.language} (p = {info.language_probability:.2f})", file=sys.stderr)
+    bar = _progress_bar(info.duration)
+    try:
+        result = collect(_echo(segments), info, engine.tokenizer.eot)
+    finally:
+        if bar is not None:
+            bar.close()
+    keys = ("text", "segments", "tokens", "language", "model", "timings_ms")
+    result = {k: result[k] for k in keys}
+    for fmt, target in outputs:
+        text = output_formats.render(result, fmt)
+        if target is None:
+            sys.stdout.write(text)
+        else:
+            _write_atomically(target, text)
+
+
+def _echo(segments):
+    for s in segments:
+        if FLAGS.verbose:
+            print(f"[{format_timestamp(s.start)} --> {format_timestamp(s.end)}] {s.text}", file=sys.stderr, flush=True)
+        yield s
 
 
 def main(argv):
     if len(argv) > 1:
-        raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
+        raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}; give audio files with --wav")
     try:
         options = options_from_flags()
-        if FLAGS.wav:
-            wav = audio_input.load_audio_bytes(_user_path(FLAGS.wav))
-        else:
-            demo = runfiles.locate("ckw", DEMO_CLIP)
-            print(f"transcribe: no --wav given; using the built-in demo clip synthesized by the build with espeak-ng ({DEMO_CLIP})",
-                  file=sys.stderr)
-            wav = audio_input.load_audio_bytes(demo)
-        engine = Engine.from_runfiles(FLAGS.model)
-        result = engine.transcribe_long(wav, options, on_segment=_print_segment if FLAGS.verbose else None)
-    except (audio_input.AudioInputError, EngineError, ValueError) as e:
+        inputs = _inputs()
+        demo_to_stdout = not FLAGS.wav and not FLAGS["output_dir"].present
+        targets = _targets(inputs, demo_to_stdout)
+        if not demo_to_stdout and FLAGS.output is None:
+            try:
+                os.makedirs(_user_path(FLAGS.output_dir), exist_ok=True)
+            except OSError as e:
+                raise CliError(f"--output_dir={FLAGS.output_dir}: cannot create it ({e.strerror})") from None
+        engine = Engine.from_runfiles(FLAGS.model, threads=FLAGS.threads or None)
+        engine.tokenizer.sot_sequence(options["language"], options["task"])  # e.g. German on tiny.en
+    except (CliError, EngineError, ValueError) as e:
         print(f"transcribe: error: {e}", file=sys.stderr)
         return 1
-    keys = ("text", "segments", "tokens", "language", "model", "timings_ms")
-    out = output_formats.render({k: result[k] for k in keys}, FLAGS.output_format)
-    if FLAGS.output:
-        _write_atomically(_user_path(FLAGS.output), out)
-    else:
-        sys.stdout.write(out)
-    return 0
+    failed = 0
+    for name, path in inputs:
+        try:
+            transcribe_one(engine, name, path, options, targets[path])
+        except (audio_input.AudioInputError, CliError, EngineError, ValueError) as e:
+            print(f"transcribe: error: {e}", file=sys.stderr)
+            failed += 1
+    if failed and len(inputs) > 1:
+        print(f"transcribe: {failed} of {len(inputs)} files failed", file=sys.stderr)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
