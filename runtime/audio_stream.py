@@ -75,12 +75,15 @@ class WavSource(Source):
         else:
             self._bytes = np.frombuffer(data, np.uint8)
         info = np.zeros(3, np.int64)
+        problem = None
         try:
             frontend.call_named("wav_info", wav=self._bytes, n_bytes=self._bytes.size,
                                 wav_info=info.ctypes.data_as(_I64P))
         except abi.AbiError as e:
+            problem = _kernel_message(e)
+        if problem is not None:  # outside the handler: its traceback still references the mapping
             self.close()
-            raise AudioInputError(f"{name}: {_kernel_message(e)}") from None
+            raise AudioInputError(f"{name}: {problem}")
         self.n_frames, self.sample_rate, self.channels = (int(v) for v in info)
 
     def blocks(self) -> Iterator[np.ndarray]:
