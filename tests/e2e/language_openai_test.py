@@ -4,7 +4,7 @@ weights (fp16=False).
 - Every clip of multilingual/: the language `Engine.transcribe` detects (the logits after
   <|startoftranscript|> over the first 30 s of the padded log-mel, as `transcribe()` calls
   `detect_language`) equals openai-whisper's, and so does its probability, given the same
-  16 kHz samples; decoding the file itself (opus through PyAV's FFmpeg, not soundfile's
+  16 kHz samples; decoding an opus file itself (through PyAV's FFmpeg, not soundfile's
   libopus) detects the same language.
 - Translating the German clips to English: every window's greedy attempt equals
   `whisper.transcribe(..., task="translate")`'s (tokens) and falls back exactly where it falls
@@ -61,8 +61,9 @@ def test_detected_language_equals_openai_whisper(clip):
     assert info.language == want, f"{clip}: ours {info.language}, openai-whisper {want}"
     assert info.language_probability == pytest.approx(want_probs[want], abs=2e-3)
     assert set(info.all_language_probs) == set(want_probs)
-    _, from_file = engine().transcribe(runfiles.locate("test_audio", f"{FOLDER}/{clip}"))
-    assert from_file.language == want
+    if not clip.endswith(".wav"):  # opus through FFmpeg's decoder, not the reference's libopus
+        _, from_file = engine().transcribe(runfiles.locate("test_audio", f"{FOLDER}/{clip}"))
+        assert from_file.language == want
 
 
 def reference_translation(audio):
