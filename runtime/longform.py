@@ -181,7 +181,7 @@ def transcribe(
 
 
 def iter_segments(
-    windows: EncodedWindows,
+    encoded: EncodedWindows,
     decoder: TextDecoder,
     tokenizer: WhisperTokenizer,
     options: TranscribeOptions = TranscribeOptions(),
@@ -193,20 +193,20 @@ def iter_segments(
     """`transcribe` as a generator: yields each segment as soon as it is known and returns the
     result dictionary. on_progress: called after each window with the content frames it
     advanced (as openai-whisper's progress bar)."""
-    content_frames = windows.content_frames
+    content_frames = encoded.content_frames
     input_stride = N_FRAMES // n_audio_ctx  # mel frames per output position: 2
     time_precision = input_stride * HOP_LENGTH / SAMPLE_RATE  # seconds per timestamp step: 0.02
     temperatures = [options.temperature] if isinstance(options.temperature, (int, float)) else list(options.temperature)
     if not temperatures:
         raise ValueError("temperature schedule is empty; give at least one temperature (0 = greedy)")
     rng = np.random.default_rng(options.seed)
-    memory_for = windows.memory
+    memory_for = encoded.memory
 
     language = options.language
     if language is None:
         if tokenizer.is_multilingual:
             # openai-whisper: the first 30 s of the padded log-mel (never zero-padded).
-            language = detect_language(windows, decoder, tokenizer)[0]
+            language = detect_language(encoded, decoder, tokenizer)[0]
         else:
             language = "en"
     tokenizer.sot_sequence(language, options.task)  # fails early on a bad language or task

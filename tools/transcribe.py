@@ -149,10 +149,10 @@ def _targets(inputs: list, to_stdout: bool) -> dict:
     targets, owner = {}, {}
     for name, path in inputs:
         stem = os.path.splitext(os.path.basename(path))[0]
-        if stem in owner and owner[stem] != path:
-            raise CliError(f"--wav {owner[stem]} and --wav {name} would both write {stem}.*; rename one or "
+        if stem in owner and owner[stem][1] != path:
+            raise CliError(f"--wav {owner[stem][0]} and --wav {name} would both write {stem}.*; rename one or "
                            "transcribe them in separate calls")
-        owner[stem] = name
+        owner[stem] = (name, path)
         targets[path] = [(fmt, os.path.join(out_dir, f"{stem}.{fmt}")) for fmt in formats]
     sources = {os.path.realpath(path) for _, path in inputs}
     for outputs in targets.values():
