@@ -119,6 +119,12 @@ def time_faster_whisper(variant: str, audio, threads: int, scratch: str, compute
     return {"seconds": time.perf_counter() - t0, "segments": n}
 
 
+def _row(variant: str, engine: str, r: dict, ours: dict, audio_seconds: float) -> None:
+    """One line of the table, printed as soon as it is measured."""
+    print(f"{variant:<6} {engine:<24} {r['seconds']:8.1f} {audio_seconds / r['seconds']:11.1f} "
+          f"{r['seconds'] / ours['seconds']:7.2f} {r['segments']:9d}", flush=True)
+
+
 def main(argv):
     del argv
     folder = os.path.dirname(runfiles.locate("test_audio", "librispeech/MANIFEST.tsv"))
@@ -131,34 +137,30 @@ def main(argv):
         wav = os.path.join(work, f"librispeech_{FLAGS.minutes:g}min.wav")
         write_wav(wav, audio)
         seconds = audio.size / 16000
-        rows = []
+        print(f"\n{os.path.basename(wav)}: {seconds:.1f} s of audio; ratio = peer / ckw wall time (> 1: ckw is faster)")
+        print(f"{'model':<6} {'engine':<24} {'wall s':>8} {'x realtime':>11} {'ratio':>7} {'segments':>9}", flush=True)
         for variant in FLAGS.models:
             ours = run_cli(variant, wav, work, FLAGS.threads)
-            rows.append((variant, "ckw CLI (srt)", ours))
+            _row(variant, "ckw CLI (srt)", ours, ours, seconds)
             if "openai-whisper" in FLAGS.peers:
-                rows.append((variant, "openai-whisper", time_openai(variant, audio, FLAGS.threads)))
+                _row(variant, "openai-whisper", time_openai(variant, audio, FLAGS.threads), ours, seconds)
             if "faster-whisper" in FLAGS.peers:
                 for compute in ("float32", "int8"):
-                    rows.append((variant, f"faster-whisper {compute}",
-                                 time_faster_whisper(variant, audio, FLAGS.threads, work, compute)))
-        print(f"\n{os.path.basename(wav)}: {seconds:.1f} s of audio; ratio = peer / ckw wall time (> 1: ckw is faster)")
-        print(f"{'model':<6} {'engine':<24} {'wall s':>8} {'x realtime':>11} {'ratio':>7} {'segments':>9}")
-        for variant, engine, r in rows:
-            base = next(x for v, e, x in rows if v == variant and e.startswith("ckw"))
-            print(f"{variant:<6} {engine:<24} {r['seconds']:8.1f} {seconds / r['seconds']:11.1f} "
-                  f"{r['seconds'] / base['seconds']:7.2f} {r['segments']:9d}")
+                    r = time_faster_whisper(variant, audio, FLAGS.threads, work, compute)
+                    _row(variant, f"faster-whisper {compute}", r, ours, seconds)
     if FLAGS.rss_minutes > 0:
         audio = librispeech_joined(folder, FLAGS.rss_minutes * 60)
         wav = os.path.join(work, f"librispeech_{FLAGS.rss_minutes:g}min.wav")
         write_wav(wav, audio)
         del audio
         print(f"\npeak RSS of the CLI on {os.path.basename(wav)} ({os.path.getsize(wav) / 2**20:.0f} MB of WAV)")
-        print(f"{'model':<6} {'weights MB':>10} {'peak RSS MB':>12} {'anon MB':>8} {'file MB':>8} {'wall s':>8}")
+        print(f"{'model':<6} {'weights MB':>10} {'peak RSS MB':>12} {'anon MB':>8} {'file MB':>8} {'wall s':>8}",
+              flush=True)
         for variant in FLAGS.models:
             weights = os.path.getsize(runfiles.locate(f"whisper_{variant}", "weights.bin")) / 2**20
             r = run_cli(variant, wav, work, FLAGS.threads)
             print(f"{variant:<6} {weights:10.0f} {r['rss_mb']:12.0f} {r['anon_mb']:8.0f} {r['file_mb']:8.0f} "
-                  f"{r['seconds']:8.1f}")
+                  f"{r['seconds']:8.1f}", flush=True)
     print(f"(this process: peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB)")
     sys.stdout.flush()
 
