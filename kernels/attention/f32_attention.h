@@ -38,6 +38,20 @@ void ckw_f32_attention__scalar(CKW_F32_ATTENTION_PARAMS);
 void ckw_f32_attention__avx2(CKW_F32_ATTENTION_PARAMS);
 void ckw_f32_attention__avx512(CKW_F32_ATTENTION_PARAMS);
 
+// ckw_f32_attention_batched (op kind "attention_batched"): B independent sequences (the beams
+// of a beam search), each with its own K/V: sequence b's Tq query rows q[b * Tq ..] attend
+// k[b], v[b] of a batch of head-major caches [Bk, H, cap, Dh] (B <= Bk) exactly as
+// ckw_f32_attention would, bit for bit; o [B * Tq, H * Dh]. Same scratch as one sequence.
+#define CKW_F32_ATTENTION_BATCHED_PARAMS                                                        \
+  float *restrict o, const float *restrict q, const float *restrict k, const float *restrict v, \
+      float *restrict scratch, int64_t B, int64_t Tq, int64_t Tk, int64_t H, int64_t Dh,        \
+      int64_t cap, int64_t q_pos, int causal, float scale
+
+void ckw_f32_attention_batched(CKW_F32_ATTENTION_BATCHED_PARAMS);
+void ckw_f32_attention_batched__scalar(CKW_F32_ATTENTION_BATCHED_PARAMS);
+void ckw_f32_attention_batched__avx2(CKW_F32_ATTENTION_BATCHED_PARAMS);
+void ckw_f32_attention_batched__avx512(CKW_F32_ATTENTION_BATCHED_PARAMS);
+
 #ifdef __cplusplus
 }
 #endif
