@@ -55,7 +55,8 @@ class Decoder:
         self.handle = abi.Handle(self.lib, weights)
         self.n_vocab = self.lib.dim("n_vocab")
         self.n_text_ctx = self.lib.dim("n_ctx")
-        self._step = np.empty((1, self.n_vocab), np.float32)
+        self.max_beams = self.lib.dim("max_beams")
+        self._steps = np.empty((self.max_beams, self.n_vocab), np.float32)
         self.calls = {"prefill": 0.0, "decode": 0.0}
 
     def set_encoder_memory(self, memory: np.ndarray) -> None:
@@ -73,10 +74,25 @@ class Decoder:
         return logits[list(rows)]
 
     def decode(self, token: int) -> np.ndarray:
+        return self.decode_batch([token])[0]
+
+    def decode_batch(self, tokens: Sequence[int]) -> np.ndarray:
+        """One token for each of len(tokens) sequences (beams) at the current position, in one
+        call; logits [len(tokens), n_vocab] (a buffer the next call reuses)."""
         t0 = time.perf_counter()
-        self.handle("decode", int(token), self._step)
+        ids = np.asarray(tokens, dtype=np.int32)
+        if not 1 <= ids.size <= self.max_beams:
+            raise abi.AbiError(f"decode_batch: {ids.size} sequences; this decoder runs 1 to {self.max_beams} at once "
+                               "(max_beams, fixed when the library was built)", abi.E_ARGUMENT)
+        out = self._steps[:ids.size]
+        self.handle("decode", ids, ids.size, out)
         self.calls["decode"] += time.perf_counter() - t0
-        return self._step[0]
+        return out
+
+    def reorder(self, source: Sequence[int]) -> None:
+        """Sequence b continues from sequence source[b] (self-K/V rearranged in C, in place)."""
+        ids = np.asarray(source, dtype=np.int32)
+        self.handle("reorder", ids, ids.size)
 
     @property
     def cross_kv_projections(self) -> int:

@@ -36,7 +36,7 @@ def test_decode_before_prefill_fails_with_its_code(engines, memories):
     dec = engines["tiny"].decoder
     logits = np.empty((1, dec.n_vocab), np.float32)
     dec.set_encoder_memory(memories["tiny"])
-    assert _status(dec.handle, "decode", 50257, logits) == abi.E_CROSS_KV_INVALID
+    assert _status(dec.handle, "decode", np.array([50257], np.int32), 1, logits) == abi.E_CROSS_KV_INVALID
 
 
 def test_new_encoder_memory_invalidates_and_projection_runs_once_per_memory(engines, memories):
@@ -54,7 +54,7 @@ def test_new_encoder_memory_invalidates_and_projection_runs_once_per_memory(engi
     # New memory: decode fails until the next prefill projects it again.
     dec.set_encoder_memory(memories["tiny"] * 0.5)
     logits = np.empty((1, dec.n_vocab), np.float32)
-    assert _status(dec.handle, "decode", 400, logits) == abi.E_CROSS_KV_INVALID
+    assert _status(dec.handle, "decode", np.array([400], np.int32), 1, logits) == abi.E_CROSS_KV_INVALID
     dec.prefill(initial_tokens(e.tokenizer, DecodingOptions()))
     assert dec.cross_kv_projections == before + 2
 
@@ -73,9 +73,9 @@ def test_context_full_is_reported_at_n_text_ctx(engines, memories):
     dec.prefill([50257, 50362])
     logits = np.empty((1, dec.n_vocab), np.float32)
     for _ in range(dec.n_text_ctx - 2):
-        assert _status(dec.handle, "decode", 13, logits) == abi.OK
+        assert _status(dec.handle, "decode", np.array([13], np.int32), 1, logits) == abi.OK
     assert dec.handle.query("position") == dec.n_text_ctx
-    assert _status(dec.handle, "decode", 13, logits) == abi.E_CONTEXT_FULL
+    assert _status(dec.handle, "decode", np.array([13], np.int32), 1, logits) == abi.E_CONTEXT_FULL
 
 
 def test_interleaved_variants_give_the_tokens_they_give_alone(engines, memories):

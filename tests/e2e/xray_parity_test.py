@@ -164,7 +164,8 @@ class Run:
         prompt = np.array(self.tokens[:-1], np.int32)
         self.p = len(prompt)
         self.prefill = self.tapped(decoder, "prefill", prompt, prompt.size, np.empty((prompt.size, n_vocab), np.float32))
-        self.decode = self.tapped(decoder, "decode", int(self.tokens[-1]), np.empty((1, n_vocab), np.float32))
+        self.decode = self.tapped(decoder, "decode", np.array(self.tokens[-1:], np.int32), 1,
+                                  np.empty((1, n_vocab), np.float32))
         assert decoder.query("cross_kv_projections") == 1
         self.ref_prefill = xr.decoder_edges(self.model, self.tokens[:-1], self.memory)
         self.ref_full = xr.decoder_edges(self.model, self.tokens, self.memory)

@@ -134,12 +134,23 @@ class _Unroller:
             raise CompileError(f"{where}: dangling edge '{text}': no op '{name}' is defined before this one")
         return Ref("op", flat, port)
 
+    def phases(self, item: dict, where: str, default: Optional[Tuple[str, ...]]) -> Tuple[str, ...]:
+        """An op's (or repeat's) phases: its own, else its repeat's, else every phase."""
+        phases = tuple(item.get("phases", default or list(self.data["phases"])))
+        for ph in phases:
+            if ph not in self.data["phases"]:
+                raise CompileError(f"{where}: /phases: unknown phase '{ph}' (declared: {', '.join(self.data['phases'])})")
+        if default and not set(phases) <= set(default):
+            raise CompileError(f"{where}: /phases: {', '.join(p for p in phases if p not in default)} not among its repeat's phases")
+        return phases
+
     def run(self, items: list, pointer: str, scope: Dict[str, str], carries: Dict[str, Ref],
-            index_name: Optional[str], index: Optional[int], prefix: str) -> None:
+            index_name: Optional[str], index: Optional[int], prefix: str,
+            default_phases: Optional[Tuple[str, ...]] = None) -> None:
         for i, item in enumerate(items):
             where_ptr = f"{pointer}/{i}"
             if "repeat" in item:
-                self.repeat(item, where_ptr, scope, carries, index)
+                self.repeat(item, where_ptr, scope, carries, index, default_phases)
                 continue
             flat = prefix + item["name"]
             where = f"{self.doc.path}: {where_ptr} ({flat})"
@@ -151,10 +162,7 @@ class _Unroller:
                 tensor = w["tensor"].replace("{" + index_name + "}", str(index)) if index_name else w["tensor"]
                 weights[p] = Weight(tensor, tuple(w["shape"]))
             stores = {p: self.ref(s, f"{where}: /stores/{p}", scope, carries, index) for p, s in sorted(item.get("stores", {}).items())}
-            phases = tuple(item.get("phases", list(self.data["phases"])))
-            for ph in phases:
-                if ph not in self.data["phases"]:
-                    raise CompileError(f"{where}: /phases: unknown phase '{ph}' (declared: {', '.join(self.data['phases'])})")
+            phases = self.phases(item, where, default_phases)
             op = Op(flat, item["kind"], where, inputs, weights, stores, dict(item.get("attrs", {})),
                     dict(item.get("dims", {})), phases, item.get("contract"), dict(item.get("exports", {})))
             self.ops.append(op)
@@ -162,9 +170,10 @@ class _Unroller:
             scope[item["name"]] = flat
 
     def repeat(self, group: dict, pointer: str, outer_scope: Dict[str, str], outer_carries: Dict[str, Ref],
-               outer_index: Optional[int]) -> None:
+               outer_index: Optional[int], outer_phases: Optional[Tuple[str, ...]] = None) -> None:
         name = group["repeat"]
         where = f"{self.doc.path}: {pointer} ({name})"
+        phases = self.phases(group, where, outer_phases)
         count = expr.evaluate(group["count"], self.dims, f"{where}: /count")
         if not isinstance(count, int) or count <= 0:
             raise CompileError(f"{where}: /count: expected a positive count, got {count}")
@@ -173,7 +182,7 @@ class _Unroller:
                    for c, s in sorted(carry_specs.items())}
         for i in range(count):
             scope = dict(outer_scope)
-            self.run(group["ops"], f"{pointer}/ops", scope, current, group["index"], i, f"{name}.{i}.")
+            self.run(group["ops"], f"{pointer}/ops", scope, current, group["index"], i, f"{name}.{i}.", phases)
             current = {c: self.ref(s["next"], f"{where}: /carry/{c}/next", scope, current, i)
                        for c, s in sorted(carry_specs.items())}
         self.group_results[name] = current

@@ -61,6 +61,13 @@ class PhaseGraph:
     externals: List[str]  # argument externals this phase reads
 
 
+def _in_place(doc: Document, node: "Node", out_port: str, tid: str) -> bool:
+    """Whether output `out_port` may update tensor `tid` in place: the node reads `tid` through an
+    input port the kernel map pairs with `out_port` in `may_alias`."""
+    pairs = {frozenset(p) for p in doc.data.get("may_alias", [])}
+    return any(t == tid and frozenset((out_port, p)) in pairs for p, t in node.inputs.items())
+
+
 def _endpoint(name: str, t_layout: str, t_placement: str) -> str:
     return f"{name}/{t_layout}/{t_placement}"
 
@@ -181,8 +188,10 @@ class _Builder:
                 st = self.graph.states[state_ref.name]
                 target = Tensor(str(state_ref), st.dtype, st.layout, "state", state_ref)
                 if target.id in self.tensors:
-                    raise CompileError(f"{op.where}: {state_ref} is read before this op writes it in phase '{self.phase}'; order the writer first")
-                if st.layout == spec["layout"]:
+                    if not _in_place(doc, node, port, target.id):
+                        raise CompileError(f"{op.where}: {state_ref} is read before this op writes it in phase '{self.phase}'; order the writer first (or read and write it through ports the kernel's may_alias pairs, in place)")
+                    tid = target.id
+                elif st.layout == spec["layout"]:
                     tid = self.tensor(target)
                 else:
                     tid = self.tensor(Tensor(f"{op.name}.{port}", spec["dtype"], spec["layout"], "arena"))

@@ -167,9 +167,9 @@ class _Lowerer:
             if t.dtype != "f32":
                 continue
             window = None
-            if t.window_offset is not None:
-                spec = node.kmap.data["ports"][port].get("window") or {}
-                window = {"axis": spec.get("axis", 0), "offset": expr.c_text(t.window_offset)}
+            spec = node.kmap.data["ports"][port].get("window")
+            if t.window_offset is not None and spec:
+                window = {"axis": spec["axis"], "offset": expr.c_text(t.window_offset)}
             result.append({"edge": f"{node.name}.{port}", "tensor": tid,
                            "data": self.pointer(tid, "const float *")[0],
                            "shape": [expr.c_text(d) for d in t.shape], "window": window})
