@@ -60,6 +60,8 @@ class TranscribeOptions:
     suppress_blank: bool = True
     sample_len: Optional[int] = None
     best_of: Optional[int] = None
+    beam_size: Optional[int] = None  # beam search for attempts at temperature 0 (runtime/beam_search.py)
+    patience: Optional[float] = None
     length_penalty: Optional[float] = None
     seed: int = 0  # for sampling at temperature > 0
 
@@ -160,8 +162,11 @@ def transcribe(
         attempts = []
         result = None
         for t in temperatures:
+            # As openai-whisper: beams at temperature 0, best_of samples above.
             opts = dataclasses.replace(base, temperature=float(t), prompt=list(prompt),
-                                       best_of=options.best_of if t > 0 else None)
+                                       best_of=options.best_of if t > 0 else None,
+                                       beam_size=options.beam_size if t == 0 else None,
+                                       patience=options.patience if t == 0 else None)
             result = decode_fn(decoder, tokenizer, memory, opts, rng)
             attempts.append({"temperature": float(t), "tokens": list(result.tokens), "avg_logprob": result.avg_logprob,
                              "compression_ratio": result.compression_ratio, "no_speech_prob": result.no_speech_prob})

@@ -46,7 +46,13 @@ flags.DEFINE_bool("carry_initial_prompt", False, "Prepend --initial_prompt to th
 flags.DEFINE_bool("without_timestamps", False, "Decode text only: one segment per 30 s window.")
 flags.DEFINE_string("clip_timestamps", "0", "Only these parts: start,end,start,end,... in seconds (the last end "
                     "defaults to the end of the recording).")
-flags.DEFINE_integer("best_of", None, "Samples per window when sampling (temperature > 0); the likeliest wins.")
+flags.DEFINE_integer("best_of", 5, "Samples per window when sampling (temperature > 0), decoded side by side; the "
+                     "likeliest wins.")
+flags.DEFINE_integer("beam_size", 5, "Beams per window at temperature 0 (1 to the decoder's max_beams, 8); 0: greedy.")
+flags.DEFINE_string("patience", "none", "Beam search keeps round(beam_size * patience) finished candidates before it "
+                    "stops (none: 1.0).")
+flags.DEFINE_string("length_penalty", "none", "Ranks beams and samples by log-probability / ((5 + length) / 6) ** "
+                    "alpha for this alpha in [0, 1]; none: / length.")
 flags.DEFINE_integer("seed", 0, "Seed of the sampler used at temperature > 0.")
 flags.DEFINE_bool("verbose", False, "Print each segment to stderr as soon as it is decoded.")
 
@@ -81,6 +87,8 @@ def options_from_flags() -> TranscribeOptions:
         raise ValueError(f"--temperature={FLAGS.temperature} is outside [0, 1]")
     if FLAGS.best_of is not None and FLAGS.best_of < 1:
         raise ValueError(f"--best_of={FLAGS.best_of} must be at least 1")
+    if FLAGS.beam_size < 0:
+        raise ValueError(f"--beam_size={FLAGS.beam_size} is negative; give 0 (greedy) or a beam count")
     language = FLAGS.language.strip()
     return TranscribeOptions(
         language=None if language.lower() == "auto" else language,
@@ -95,6 +103,9 @@ def options_from_flags() -> TranscribeOptions:
         without_timestamps=FLAGS.without_timestamps,
         clip_timestamps=FLAGS.clip_timestamps,
         best_of=FLAGS.best_of,
+        beam_size=FLAGS.beam_size or None,
+        patience=_optional_float("patience"),
+        length_penalty=_optional_float("length_penalty"),
         seed=FLAGS.seed,
     )
 

@@ -30,7 +30,7 @@ def test_json_has_segments_and_the_old_keys(capsys, jfk):
     assert rc == 0
     result = json.loads(out)
     assert set(result) == {"text", "segments", "tokens", "language", "model", "timings_ms"}
-    assert result["text"].strip().startswith("And so my fellow Americans")
+    assert result["text"].replace(",", "").strip().startswith("And so my fellow Americans")  # beam 5 adds a comma
     assert result["language"] == "en" and result["model"]["variant"] == "tiny"
     assert len(result["segments"]) >= 1 and result["segments"][-1]["end"] <= 11.0
     keys = {"id", "seek", "start", "end", "text", "tokens", "temperature", "avg_logprob", "compression_ratio",
@@ -42,7 +42,7 @@ def test_json_has_segments_and_the_old_keys(capsys, jfk):
     assert set(result["timings_ms"]) >= {"frontend", "encoder", "prefill", "decode", "total"}
 
 
-@pytest.mark.parametrize("fmt,start", [("txt", "And so my fellow Americans"), ("srt", "1\n00:00:00,000 --> "),
+@pytest.mark.parametrize("fmt,start", [("txt", "And so, my fellow Americans"), ("srt", "1\n00:00:00,000 --> "),
                                        ("vtt", "WEBVTT\n\n00:00.000 --> "), ("tsv", "start\tend\ttext\n0\t")])
 def test_subtitle_and_text_formats(capsys, jfk, fmt, start):
     rc, out, _ = run(capsys, f"--wav={jfk}", f"--output_format={fmt}")
@@ -69,6 +69,9 @@ def test_without_timestamps_flags_and_output_file(capsys, jfk, tmp_path):
     (["--wav=/nonexistent.wav"], "no such file"),
     (["--clip_timestamps=1,x"], "clip_timestamps"),
     (["--temperature=1.5"], "outside [0, 1]"),
+    (["--beam_size=9"], "beam_size 9 is more than the 8 sequences"),
+    (["--length_penalty=2"], "length_penalty 2.0 must be between 0 and 1"),
+    (["--patience=x"], "--patience='x' is not a number"),
 ])
 def test_errors_are_one_line(capsys, jfk, args, message):
     rc, out, err = run(capsys, f"--wav={jfk}", *args)
