@@ -50,6 +50,23 @@ void ckw_f32_attention__scalar(CKW_F32_ATTENTION_PARAMS) {
   }
 }
 
+void ckw_f32_attention_scores__scalar(CKW_F32_ATTENTION_SCORES_PARAMS) {
+  for (int64_t h = 0; h < H; ++h)
+    for (int64_t i = 0; i < Tq; ++i) {
+      const float* qi = q + i * H * Dh + h * Dh;
+      const int64_t n = visible_keys(i, Tk, q_pos, causal);
+      for (int64_t j = 0; j < Tk; ++j) {
+        float acc = 0.0f;
+        for (int64_t d = 0; d < Dh && j < n; ++d) acc += qi[d] * k[(h * cap + j) * Dh + d];
+        s[(h * Tq + i) * Tk + j] = j < n ? acc * scale : -INFINITY;
+      }
+    }
+}
+
+void ckw_f32_attention_scores(CKW_F32_ATTENTION_SCORES_PARAMS) {
+  CKW_DISPATCH(ckw_f32_attention_scores, s, q, k, Tq, Tk, H, Dh, cap, q_pos, causal, scale);
+}
+
 void ckw_f32_attention(CKW_F32_ATTENTION_PARAMS) {
   CKW_DISPATCH(ckw_f32_attention, o, q, k, v, scratch, Tq, Tk, H, Dh, cap, q_pos, causal, scale);
 }

@@ -115,6 +115,41 @@ static int check_batched(void) {
   return fails;
 }
 
+// Scores: every ISA against a float64 reference under the tolerance, -inf exactly where a
+// causal query may not look (q_pos = 3: query i sees keys 0..3 + i).
+static int check_scores(void) {
+  enum { TQ = 4, TK = 9, H = 2, DH = 20, CAP = 11 };
+  float q[TQ * H * DH], k[H * CAP * DH], s[H * TQ * TK], ref[H * TQ * TK];
+  for (int i = 0; i < TQ * H * DH; ++i) q[i] = frand();
+  for (int i = 0; i < H * CAP * DH; ++i) k[i] = frand();
+  int fails = 0;
+  for (int causal = 0; causal < 2; ++causal) {
+    for (int h = 0; h < H; ++h)
+      for (int i = 0; i < TQ; ++i)
+        for (int j = 0; j < TK; ++j) {
+          double acc = 0.0;
+          for (int d = 0; d < DH; ++d) acc += (double)q[i * H * DH + h * DH + d] * k[(h * CAP + j) * DH + d];
+          ref[(h * TQ + i) * TK + j] = (float)(acc * 0.25);
+        }
+    void (*fns[])(CKW_F32_ATTENTION_SCORES_PARAMS) = {ckw_f32_attention_scores__scalar, ckw_f32_attention_scores};
+    for (int f = 0; f < 2; ++f) {
+      fns[f](s, q, k, TQ, TK, H, DH, CAP, 3, causal, 0.25f);
+      for (int h = 0; h < H; ++h)
+        for (int i = 0; i < TQ; ++i)
+          for (int j = 0; j < TK; ++j) {
+            const int at = (h * TQ + i) * TK + j;
+            const int hidden = causal && j > 3 + i;
+            if (hidden ? s[at] != -INFINITY : fabsf(s[at] - ref[at]) > 1e-5f) {
+              fprintf(stderr, "attention_scores fn %d causal %d [%d,%d,%d] = %g want %g\n", f, causal, h, i, j,
+                      s[at], hidden ? -INFINITY : ref[at]);
+              ++fails;
+            }
+          }
+    }
+  }
+  return fails;
+}
+
 int main(void) {
   struct {
     const char* isa;
@@ -163,6 +198,7 @@ int main(void) {
     }
   }
   fails += check_batched();
+  fails += check_scores();
   printf("%d/%d attention cases passed\n", n - fails, n);
   return fails != 0;
 }
