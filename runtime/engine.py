@@ -69,7 +69,7 @@ class Decoder:
         ids = np.asarray(tokens, dtype=np.int32)
         logits = np.empty((ids.size, self.n_vocab), np.float32)
         self.handle("reset")
-        self.handle("prefill", ids, ids.size, logits)
+        self.handle("prefill", ids, ids.size, None, logits)
         self.calls["prefill"] += time.perf_counter() - t0
         return logits[list(rows)]
 
@@ -88,6 +88,19 @@ class Decoder:
         self.handle("decode", ids, ids.size, out)
         self.calls["decode"] += time.perf_counter() - t0
         return out
+
+    def align(self, tokens: Sequence[int]):
+        """A teacher-forced run of `tokens` from position 0 with the cross-attention logits on
+        (word timestamps): logits [T, n_vocab], cross_qk [n_layers, n_heads, T, n_audio]."""
+        t0 = time.perf_counter()
+        ids = np.asarray(tokens, dtype=np.int32)
+        logits = np.empty((ids.size, self.n_vocab), np.float32)
+        qk = np.empty((self.lib.dim("n_layers"), self.lib.dim("n_heads"), ids.size, self.lib.dim("n_audio")),
+                      np.float32)
+        self.handle("reset")
+        self.handle("prefill", ids, ids.size, qk, logits)
+        self.calls["prefill"] += time.perf_counter() - t0
+        return logits, qk
 
     def reorder(self, source: Sequence[int]) -> None:
         """Sequence b continues from sequence source[b] (self-K/V rearranged in C, in place)."""
@@ -185,7 +198,8 @@ class Engine:
             t1 = time.perf_counter()
             self.decoder.calls = {"prefill": 0.0, "decode": 0.0}
             result = longform.transcribe(mel, encode, self.decoder, self.tokenizer, options,
-                                         n_audio_ctx=self.config.get("n_audio_ctx", 1500), on_segment=on_segment)
+                                         n_audio_ctx=self.config.get("n_audio_ctx", 1500), on_segment=on_segment,
+                                         alignment_heads=self.config.get("alignment_heads") or ())
         except abi.AbiError as e:
             raise EngineError(str(e)) from e
         t2 = time.perf_counter()

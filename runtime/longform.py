@@ -31,7 +31,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from runtime import decoding
+from runtime import decoding, word_timing
 from runtime.decoding import DecodingOptions, DecodingResult, TextDecoder
 from runtime.tokenizer import WhisperTokenizer
 
@@ -64,6 +64,9 @@ class TranscribeOptions:
     patience: Optional[float] = None
     length_penalty: Optional[float] = None
     seed: int = 0  # for sampling at temperature > 0
+    word_timestamps: bool = False  # words with start, end, probability per segment (runtime/word_timing.py)
+    prepend_punctuations: str = word_timing.PREPEND_PUNCTUATIONS
+    append_punctuations: str = word_timing.APPEND_PUNCTUATIONS
 
 
 def temperature_schedule(start: float, increment: Optional[float]) -> Tuple[float, ...]:
@@ -110,6 +113,7 @@ def transcribe(
     n_audio_ctx: int = 1500,
     decode_fn: DecodeFn = decoding.decode,
     on_segment: Optional[Callable[[Dict], None]] = None,
+    alignment_heads: Sequence[Sequence[int]] = (),
 ) -> Dict:
     """Transcribes a whole recording.
 
@@ -197,6 +201,7 @@ def transcribe(
 
     clip_idx = 0
     seek = seek_clips[clip_idx][0]
+    last_speech_timestamp = 0.0  # word timestamps: the end of the last word so far
     while clip_idx < len(seek_clips):
         seek_clip_start, seek_clip_end = seek_clips[clip_idx]
         if seek < seek_clip_start:
@@ -275,10 +280,23 @@ def transcribe(
             current.append(new_segment(time_offset, time_offset + duration, tokens))
             seek += segment_size
 
+        if options.word_timestamps:
+            word_timing.add_word_timestamps(
+                current, decoder, tokenizer, memory_for(window_seek, segment_size), segment_size, alignment_heads,
+                language, options.task, last_speech_timestamp, options.prepend_punctuations,
+                options.append_punctuations)
+            last_word_end = word_timing.last_word_end(current)
+            if not single_timestamp_ending and last_word_end is not None and last_word_end > time_offset:
+                seek = round(last_word_end * FRAMES_PER_SECOND)  # the next window starts after the last word
+            if last_word_end is not None:
+                last_speech_timestamp = last_word_end
+
         for segment in current:  # instantaneous or textless segments keep no text
             if segment["start"] == segment["end"] or segment["text"].strip() == "":
                 segment["text"] = ""
                 segment["tokens"] = []
+                if options.word_timestamps:
+                    segment["words"] = []
         for segment in current:
             all_segments.append({"id": len(all_segments), **segment})
             if on_segment is not None:

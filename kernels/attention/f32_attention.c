@@ -53,7 +53,7 @@ void ckw_f32_attention__scalar(CKW_F32_ATTENTION_PARAMS) {
 void ckw_f32_attention_scores__scalar(CKW_F32_ATTENTION_SCORES_PARAMS) {
   for (int64_t h = 0; h < H; ++h)
     for (int64_t i = 0; i < Tq; ++i) {
-      const float* qi = q + i * H * Dh + h * Dh;
+      const float* qi = q + i * ldq + h * Dh;
       const int64_t n = visible_keys(i, Tk, q_pos, causal);
       for (int64_t j = 0; j < Tk; ++j) {
         float acc = 0.0f;
@@ -64,7 +64,7 @@ void ckw_f32_attention_scores__scalar(CKW_F32_ATTENTION_SCORES_PARAMS) {
 }
 
 void ckw_f32_attention_scores(CKW_F32_ATTENTION_SCORES_PARAMS) {
-  CKW_DISPATCH(ckw_f32_attention_scores, s, q, k, Tq, Tk, H, Dh, cap, q_pos, causal, scale);
+  CKW_DISPATCH(ckw_f32_attention_scores, s, q, k, Tq, Tk, H, Dh, ldq, cap, q_pos, causal, scale);
 }
 
 void ckw_f32_attention(CKW_F32_ATTENTION_PARAMS) {

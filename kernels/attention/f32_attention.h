@@ -49,11 +49,12 @@ void ckw_f32_attention__avx512(CKW_F32_ATTENTION_PARAMS);
 
 // ckw_f32_attention_scores (op kind "attention_scores"): the attention logits alone,
 //   s[h, i, j] = scale * q[i, h] . k[h, j]   (j < Tk; -inf where causal hides key j),
-// s [H, Tq, Tk], q and k as ckw_f32_attention's; the same rounding as its one-row path. For
+// s [H, Tq, Tk], q and k as ckw_f32_attention's, q's rows ldq floats apart (H * Dh, or more when
+// H is a chunk of the heads); the same rounding as its one-row path. For
 // inspection (Whisper's word timestamps read the alignment heads' cross-attention).
 #define CKW_F32_ATTENTION_SCORES_PARAMS                                                      \
   float *restrict s, const float *restrict q, const float *restrict k, int64_t Tq, int64_t Tk, \
-      int64_t H, int64_t Dh, int64_t cap, int64_t q_pos, int causal, float scale
+      int64_t H, int64_t Dh, int64_t ldq, int64_t cap, int64_t q_pos, int causal, float scale
 
 void ckw_f32_attention_scores(CKW_F32_ATTENTION_SCORES_PARAMS);
 void ckw_f32_attention_scores__scalar(CKW_F32_ATTENTION_SCORES_PARAMS);

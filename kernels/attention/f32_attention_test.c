@@ -133,7 +133,7 @@ static int check_scores(void) {
         }
     void (*fns[])(CKW_F32_ATTENTION_SCORES_PARAMS) = {ckw_f32_attention_scores__scalar, ckw_f32_attention_scores};
     for (int f = 0; f < 2; ++f) {
-      fns[f](s, q, k, TQ, TK, H, DH, CAP, 3, causal, 0.25f);
+      fns[f](s, q, k, TQ, TK, H, DH, H * DH, CAP, 3, causal, 0.25f);
       for (int h = 0; h < H; ++h)
         for (int i = 0; i < TQ; ++i)
           for (int j = 0; j < TK; ++j) {

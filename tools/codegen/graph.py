@@ -106,6 +106,7 @@ class _Unroller:
         self.ops: List[Op] = []
         self.defined: Dict[str, Op] = {}
         self.group_results: Dict[str, Dict[str, Ref]] = {}
+        self.repeat_counts: Dict[str, int] = {}
 
     def ref(self, text: str, where: str, scope: Dict[str, str], carries: Dict[str, Ref], index: Optional[int]) -> Ref:
         kind, _, rest = text.partition(":")
@@ -186,6 +187,7 @@ class _Unroller:
             current = {c: self.ref(s["next"], f"{where}: /carry/{c}/next", scope, current, i)
                        for c, s in sorted(carry_specs.items())}
         self.group_results[name] = current
+        self.repeat_counts[name] = count
 
 
 def build(doc: Document, config: Document) -> Graph:
@@ -200,8 +202,20 @@ def build(doc: Document, config: Document) -> Graph:
     unroller.run(data["ops"], "/ops", {}, {}, None, None, "")
     outputs = {}
     for name, out in sorted(data["outputs"].items()):
-        ref = unroller.ref(out["from"], f"{doc.path}: /outputs/{name}/from", {}, {}, None)
-        outputs[name] = dict(out, ref=ref)
+        where = f"{doc.path}: /outputs/{name}"
+        if "stack" not in out:
+            outputs[name] = dict(out, ref=unroller.ref(out["from"], f"{where}/from", {}, {}, None), stacked=[])
+            continue
+        # One slice per iteration of a repeat: `from` names an op inside it, unrolled as <stack>.<i>.<op>.
+        stack = out["stack"]
+        if stack not in unroller.repeat_counts:
+            raise CompileError(f"{where}/stack: no repeat named '{stack}' (repeats: {', '.join(sorted(unroller.repeat_counts))})")
+        kind, _, rest = out["from"].partition(":")
+        op, _, port = rest.partition(".")
+        refs = [Ref("op", f"{stack}.{i}.{op}", port) for i in range(unroller.repeat_counts[stack])]
+        if kind != "op" or any(r.name not in unroller.defined for r in refs):
+            raise CompileError(f"{where}/from: '{out['from']}' is not an op port inside repeat '{stack}'")
+        outputs[name] = dict(out, ref=refs[0], stacked=refs)
     for name, ext in data["externals"].items():
         for ph in ext.get("phases", []):
             if ph not in data["phases"]:

@@ -57,8 +57,16 @@ class PhaseGraph:
     phase: str
     nodes: List[Node]
     tensors: Dict[str, Tensor]
-    outputs: Dict[str, str]  # circuit output name -> tensor id
+    outputs: Dict[str, str]  # circuit output name -> tensor id (a stacked output: its first slice)
     externals: List[str]  # argument externals this phase reads
+    stacked: Dict[str, List[str]] = field(default_factory=dict)  # stacked output -> its slices' tensor ids
+
+    def output_of(self, tid: str):
+        """(output name, slice index or None) of a tensor the caller's buffer holds, else None."""
+        for name, slices in self.stacked.items():
+            if tid in slices:
+                return name, slices.index(tid)
+        return next(((n, None) for n, v in self.outputs.items() if v == tid), None)
 
 
 def _in_place(doc: Document, node: "Node", out_port: str, tid: str) -> bool:
@@ -105,6 +113,7 @@ class _Builder:
         self.tensors: Dict[str, Tensor] = {}
         self.values: Dict[Ref, str] = {}  # edge source -> tensor id holding it in this phase
         self.externals: List[str] = []
+        self.stacked: Dict[str, List[str]] = {}
 
     def tensor(self, t: Tensor) -> str:
         if t.id in self.tensors:
@@ -208,6 +217,20 @@ class _Builder:
         for name, out in sorted(self.graph.outputs.items()):
             if self.phase not in out["phases"]:
                 continue
+            if out["stacked"]:
+                # Each iteration's producer writes its slice of the caller's buffer in place.
+                self.stacked[name] = []
+                for ref in out["stacked"]:
+                    tid = self.source(ref, f"output:{name}")
+                    t = self.tensors[tid]
+                    if t.placement != "arena" or t.layout != out["layout"] or t.dtype != out["dtype"]:
+                        raise CompileError(f"{_endpoint(str(ref), t.layout, t.placement)} -> "
+                                           f"{_endpoint('output:' + name, out['layout'], 'external')}: a stacked output's "
+                                           f"slices must be produced in its dtype and layout")
+                    t.placement = "external"
+                    self.stacked[name].append(tid)
+                result[name] = self.stacked[name][0]
+                continue
             tid = self.source(out["ref"], f"output:{name}")
             t = self.tensors[tid]
             if t.placement != "arena" or t.layout != out["layout"] or t.dtype != out["dtype"]:
@@ -227,4 +250,4 @@ def join(graph: Graph, selection: Selection, kernel_maps: List[Document], phase:
         if phase in op.phases:
             b.run_op(op)
     outputs = b.run_outputs()
-    return PhaseGraph(phase, b.nodes, b.tensors, outputs, b.externals)
+    return PhaseGraph(phase, b.nodes, b.tensors, outputs, b.externals, b.stacked)

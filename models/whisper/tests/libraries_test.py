@@ -61,7 +61,7 @@ class LibrariesTest(unittest.TestCase):
             self.assertEqual(dec.call("decode", dh, np.zeros(1, np.int32), 1, logits), abi.E_CROSS_KV_INVALID)
             self.assertEqual(dec.call("set_encoder_memory", dh, memory), abi.OK)
             tokens = np.array([vocab - 1000, 10, 20], np.int32)
-            self.assertEqual(dec.call("prefill", dh, tokens, 3, logits), abi.OK)
+            self.assertEqual(dec.call("prefill", dh, tokens, 3, None, logits), abi.OK)
             for t in (30, 40):
                 self.assertEqual(dec.call("decode", dh, np.array([t], np.int32), 1, logits), abi.OK)
             self.assertEqual(dec.call("cross_kv_projections", dh), 1)

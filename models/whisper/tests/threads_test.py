@@ -39,7 +39,7 @@ def run_model(threads: int, mel: np.ndarray):
             tokens = rng.integers(0, vocab - 1000, n).astype(np.int32)
             logits = np.empty((n, vocab), np.float32)
             dh("reset")
-            dh("prefill", tokens, n, logits)
+            dh("prefill", tokens, n, None, logits)
             out[f"prefill{n}"] = logits
             for k, t in enumerate((11, 220, 1000)):
                 step = np.empty((1, vocab), np.float32)
