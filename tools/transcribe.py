@@ -13,7 +13,7 @@ import sys
 
 from absl import app, flags
 
-from runtime import audio_input, output_formats, runfiles
+from runtime import audio_input, output_formats, runfiles, word_timing
 from runtime.engine import Engine, EngineError
 from runtime.longform import TranscribeOptions, temperature_schedule
 from runtime.output_formats import format_timestamp
@@ -54,6 +54,18 @@ flags.DEFINE_string("patience", "none", "Beam search keeps round(beam_size * pat
 flags.DEFINE_string("length_penalty", "none", "Ranks beams and samples by log-probability / ((5 + length) / 6) ** "
                     "alpha for this alpha in [0, 1]; none: / length.")
 flags.DEFINE_integer("seed", 0, "Seed of the sampler used at temperature > 0.")
+flags.DEFINE_bool("word_timestamps", False, "Time every word (start, end, probability) from the alignment heads' "
+                  "cross-attention, and refine segment bounds with them.")
+flags.DEFINE_string("prepend_punctuations", word_timing.PREPEND_PUNCTUATIONS,
+                    "With --word_timestamps: these marks join the following word.")
+flags.DEFINE_string("append_punctuations", word_timing.APPEND_PUNCTUATIONS,
+                    "With --word_timestamps: these marks join the preceding word.")
+flags.DEFINE_bool("highlight_words", False, "With --word_timestamps: srt/vtt underline each word as it is spoken.")
+flags.DEFINE_integer("max_line_width", None, "With --word_timestamps: characters per subtitle line before a break.")
+flags.DEFINE_integer("max_line_count", None, "With --word_timestamps: lines per subtitle cue.")
+flags.DEFINE_integer("max_words_per_line", None, "With --word_timestamps (no effect with --max_line_width): words "
+                     "per subtitle line.")
+WORD_OPTIONS = ("highlight_words", "max_line_width", "max_line_count", "max_words_per_line")
 flags.DEFINE_bool("verbose", False, "Print each segment to stderr as soon as it is decoded.")
 
 DEMO_CLIP = "tools/demo_clip.wav"
@@ -89,6 +101,11 @@ def options_from_flags() -> TranscribeOptions:
         raise ValueError(f"--best_of={FLAGS.best_of} must be at least 1")
     if FLAGS.beam_size < 0:
         raise ValueError(f"--beam_size={FLAGS.beam_size} is negative; give 0 (greedy) or a beam count")
+    for name in WORD_OPTIONS:
+        if getattr(FLAGS, name) not in (None, False) and not FLAGS.word_timestamps:
+            raise ValueError(f"--{name} needs --word_timestamps")
+        if name != "highlight_words" and getattr(FLAGS, name) is not None and getattr(FLAGS, name) < 1:
+            raise ValueError(f"--{name}={getattr(FLAGS, name)} must be at least 1")
     language = FLAGS.language.strip()
     return TranscribeOptions(
         language=None if language.lower() == "auto" else language,
@@ -107,6 +124,9 @@ def options_from_flags() -> TranscribeOptions:
         patience=_optional_float("patience"),
         length_penalty=_optional_float("length_penalty"),
         seed=FLAGS.seed,
+        word_timestamps=FLAGS.word_timestamps,
+        prepend_punctuations=FLAGS.prepend_punctuations,
+        append_punctuations=FLAGS.append_punctuations,
     )
 
 
@@ -133,7 +153,8 @@ def main(argv):
         print(f"transcribe: error: {e}", file=sys.stderr)
         return 1
     keys = ("text", "segments", "tokens", "language", "model", "timings_ms")
-    out = output_formats.render({k: result[k] for k in keys}, FLAGS.output_format)
+    out = output_formats.render({k: result[k] for k in keys}, FLAGS.output_format,
+                                **{name: getattr(FLAGS, name) for name in WORD_OPTIONS})
     if FLAGS.output:
         _write_atomically(_user_path(FLAGS.output), out)
     else:

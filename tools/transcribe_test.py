@@ -1,5 +1,6 @@
 """//tools:transcribe in-process: every output format, the long-form flags, one-line errors."""
 
+import itertools
 import json
 import os
 
@@ -72,9 +73,31 @@ def test_without_timestamps_flags_and_output_file(capsys, jfk, tmp_path):
     (["--beam_size=9"], "beam_size 9 is more than the 8 sequences"),
     (["--length_penalty=2"], "length_penalty 2.0 must be between 0 and 1"),
     (["--patience=x"], "--patience='x' is not a number"),
+    (["--highlight_words"], "--highlight_words needs --word_timestamps"),
+    (["--word_timestamps", "--max_line_width=0"], "--max_line_width=0 must be at least 1"),
 ])
 def test_errors_are_one_line(capsys, jfk, args, message):
     rc, out, err = run(capsys, f"--wav={jfk}", *args)
     assert rc == 1 and out == ""
     lines = [line for line in err.splitlines() if line.startswith("transcribe: error:")]
     assert len(lines) == 1 and message in lines[0], err
+
+
+def test_word_timestamps_in_json_and_word_timed_subtitles(capsys, jfk):
+    rc, out, _ = run(capsys, f"--wav={jfk}", "--output_format=json", "--word_timestamps")
+    assert rc == 0
+    segments = json.loads(out)["segments"]
+    words = [w for s in segments for w in s["words"]]
+    assert "".join(w["word"] for w in words).replace(",", "").strip().startswith("And so my fellow Americans")
+    for s in segments:
+        assert set(s["words"][0]) == {"word", "start", "end", "probability"}
+        assert s["start"] <= s["words"][0]["start"] and s["words"][-1]["end"] <= s["end"] + 1e-9
+    assert all(a["end"] <= b["start"] + 1e-9 for a, b in itertools.pairwise(words))
+    rc, out, _ = run(capsys, f"--wav={jfk}", "--output_format=srt", "--word_timestamps", "--max_line_width=20",
+                     "--max_line_count=2")
+    assert rc == 0
+    cues = [c.split("\n")[2:] for c in out.strip().split("\n\n")]
+    assert all(1 <= len(lines) <= 2 and all(len(line) <= 21 for line in lines) for lines in cues), cues
+    rc, out, _ = run(capsys, f"--wav={jfk}", "--output_format=vtt", "--word_timestamps", "--highlight_words")
+    assert rc == 0 and out.count("<u>") >= len(words)
+
