@@ -22,7 +22,7 @@ mapfile -t kernel_sources < <(ci_bazel cquery 'kind("source file", deps(//models
   --output=label 2>/dev/null | sed -n 's|^//\([^:]*\):\(.*\.c\)\( (.*)\)\?$|\1/\2|p' | sort -u)
 [ ${#kernel_sources[@]} -gt 0 ] || { step_log "no C sources found for //models/whisper:frontend_lib"; exit 1; }
 
-cflags=(-std=c11 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
+cflags=(-std=c11 -O2 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
   -fno-sanitize-recover=all -ffp-contract=off -I. -I"$bin" -pthread)
 step_log "building the fuzzers with clang-14 (${#kernel_sources[@]} kernel sources)"
 clang-14 "${cflags[@]}" tests/hostile/fuzz/wav_decode_fuzz.c kernels/audio/f32_wav_decode.c -lm \
