@@ -10,6 +10,7 @@ import os
 import struct
 
 import numpy as np
+
 from tests.hostile import wav_builder as wb
 
 RATE = 8000
