@@ -113,7 +113,7 @@ def run() -> int:
 
 
 def _run_on_ray(ray, todo, skipped, options, output_dir, book) -> int:
-    workers = _worker_count(ray)
+    workers = min(_worker_count(ray), len(todo))  # no engine loaded for nothing
     remote = ray.remote(worker.CorpusWorker).options(num_cpus=FLAGS.threads_per_worker, max_restarts=-1)
     actors = [remote.remote(FLAGS.model, options, FLAGS.output_format) for _ in range(workers)]
     threads = FLAGS.threads_per_worker
@@ -139,8 +139,8 @@ def main(argv):
     _stop_on_sigterm()
     try:
         return run()
-    except (UsageError, ValueError, inputs.InputError, journal.JournalError, cluster.ClusterError,
-            scheduler.NoWorkersError) as e:
+    except (UsageError, ValueError, OSError, inputs.InputError, journal.JournalError, cluster.ClusterError,
+            scheduler.NoWorkersError) as e:  # OSError: e.g. an --output_dir that cannot be written
         print(f"transcribe_corpus: error: {e}", file=sys.stderr)
         return USAGE_ERROR
     except KeyboardInterrupt:
