@@ -179,6 +179,7 @@ class Library:
                            f"expected {prefix} (part {part})")
         check_errors(self.abi, where)
         self._fns = {}
+        self._params = {f["name"][len(self.prefix):]: [p["name"] for p in f["params"]] for f in self.abi["functions"]}
         for name, (args, res) in ctypes_table(self.abi, where).items():
             fn = getattr(self.lib, self.prefix + name)
             fn.argtypes, fn.restype = args, res
@@ -275,6 +276,17 @@ class Handle:
             return self.lib.call(name, self.h)
         finally:
             self._lock.release()
+
+    def call_named(self, name, **args):
+        """As __call__, with the arguments by their ABI names (the handle aside), so a caller does
+        not depend on the order the generator gives a phase's parameters."""
+        params = self.lib._params.get(name)
+        if params is None:
+            raise AbiError(f"{self.lib.prefix}{name}: not in {self.lib.path}'s ABI")
+        wanted = params[1:]
+        if set(args) != set(wanted):
+            raise AbiError(f"{self.lib.prefix}{name} takes {', '.join(wanted)}; got {', '.join(sorted(args))}")
+        self(name, *(args[p] for p in wanted))
 
     def set_tap(self, fn=None):
         """Calls `fn(edge: str, data: np.ndarray)` after every kernel call, once per f32 output

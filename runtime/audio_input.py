@@ -40,22 +40,32 @@ def float_wav_bytes(samples: np.ndarray, sample_rate: int) -> bytes:
     return b"RIFF" + struct.pack("<I", len(body)) + body
 
 
-def read_file(path: str) -> bytes:
-    """The file's bytes; AudioInputError with a one-line reason when it cannot be read."""
+def _unreadable(path: str, e: OSError) -> AudioInputError:
+    """The one-line reason a file cannot be opened or read."""
+    if isinstance(e, FileNotFoundError):
+        return AudioInputError(path, "no such file; pass an existing audio file")
+    if isinstance(e, IsADirectoryError):
+        return AudioInputError(path, "is a directory; pass an audio file")
+    if isinstance(e, PermissionError):
+        return AudioInputError(path, "permission denied; make the file readable (chmod +r) or copy it")
+    return AudioInputError(path, f"cannot be read ({e.strerror or errno.errorcode.get(e.errno, e)})")
+
+
+def read_head(path: str, n: int) -> bytes:
+    """The first n bytes (fewer for a shorter file); AudioInputError for an empty or unreadable one."""
     try:
         with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        raise AudioInputError(path, "no such file; pass an existing audio file") from None
-    except IsADirectoryError:
-        raise AudioInputError(path, "is a directory; pass an audio file") from None
-    except PermissionError:
-        raise AudioInputError(path, "permission denied; make the file readable (chmod +r) or copy it") from None
+            data = f.read(n)
     except OSError as e:
-        raise AudioInputError(path, f"cannot be read ({e.strerror or errno.errorcode.get(e.errno, e)})") from None
+        raise _unreadable(path, e) from None
     if not data:
         raise AudioInputError(path, "the file is empty")
     return data
+
+
+def read_file(path: str) -> bytes:
+    """The file's bytes; AudioInputError with a one-line reason when it cannot be read."""
+    return read_head(path, -1)
 
 
 def decode_other(path: str, data: bytes) -> bytes:

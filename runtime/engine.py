@@ -1,20 +1,30 @@
 """The transcription engine: generated frontend, encoder and decoder libraries plus decoding.
 
-WAV bytes -> frontend (log-mel of the whole recording) -> 30 s window -> encoder memory ->
-decoder (prefill, then one token per step) -> greedy decoding -> text.
+Audio (any length, WAV or any container FFmpeg reads) -> frontend (log-mel in blocks, two
+passes: runtime/audio_stream.py) -> 30 s windows -> encoder memory -> decoder (prefill, then
+one token per step) -> openai-whisper's transcribe() loop (runtime/longform.py) -> segments.
+
+    engine = Engine.from_runfiles("base")
+    segments, info = engine.transcribe("meeting.m4a", language=None)   # None: detect
+    for s in segments:                                                 # decoded as consumed
+        print(f"[{s.start:.2f} -> {s.end:.2f}] {s.text}")
 """
 
+import contextlib
+import dataclasses
 import functools
 import threading
 import time
+from collections.abc import Callable, Iterator
 from typing import Dict, Self, Sequence
 
 import numpy as np
 
-from runtime import abi, checkpoint_check, longform, runfiles
-from runtime.decoding import DecodingOptions, greedy_decode
+from runtime import abi, audio_stream, checkpoint_check, longform, runfiles
 from runtime.errors import AudioError, EngineError  # callers import them from here too
+from runtime.decoding import DecodingOptions, greedy_decode
 from runtime.tokenizer import WhisperTokenizer
+from runtime.transcription import Segment, TranscriptionInfo, collect, options_from
 
 N_FRAMES = 3000  # one 30 s window of log-mel frames
 
@@ -44,9 +54,9 @@ class Frontend:
 
 
 class Encoder:
-    def __init__(self, path: str, variant: str, weights: str):
+    def __init__(self, path: str, variant: str, weights: str, threads: int | None = None):
         self.lib = abi.Library.for_model(path, variant, "encoder")
-        self.handle = abi.Handle(self.lib, weights)
+        self.handle = abi.Handle(self.lib, weights, threads=threads)
         self.n_ctx = self.lib.dim("n_ctx")
         self.memory = np.empty((self.n_ctx, self.lib.dim("d_model")), np.float32)
 
@@ -58,9 +68,9 @@ class Encoder:
 class Decoder:
     """The generated decoder as runtime.decoding.TextDecoder."""
 
-    def __init__(self, path: str, variant: str, weights: str):
+    def __init__(self, path: str, variant: str, weights: str, threads: int | None = None):
         self.lib = abi.Library.for_model(path, variant, "decoder")
-        self.handle = abi.Handle(self.lib, weights)
+        self.handle = abi.Handle(self.lib, weights, threads=threads)
         self.n_vocab = self.lib.dim("n_vocab")
         self.n_text_ctx = self.lib.dim("n_ctx")
         self._step = np.empty((1, self.n_vocab), np.float32)
@@ -91,35 +101,58 @@ class Decoder:
         return self.handle.query("cross_kv_projections")
 
 
+@contextlib.contextmanager
+def _in_use(engine: "Engine", what: str):
+    """Holds the engine for one call (its handles and buffers serve one transcription at a time);
+    refuses while another thread holds it or after close()."""
+    if not engine._lock.acquire(blocking=False):
+        raise EngineError(f"{what}: the engine is in use by another thread; give each thread its own Engine")
+    try:
+        if engine.closed:
+            raise EngineError(f"{what}: the engine was closed; create a new one")
+        yield
+    finally:
+        engine._lock.release()
+
+
 def _one_call_at_a_time(method):
-    """An Engine method that refuses to run while another thread uses the engine (its handles and
-    buffers serve one transcription at a time) or after close()."""
+    """An Engine method run under _in_use."""
 
     @functools.wraps(method)
     def guarded(self, *args, **kwargs):
-        if not self._lock.acquire(blocking=False):
-            raise EngineError(f"Engine.{method.__name__}: the engine is in use by another thread; give each thread "
-                              f"its own Engine")
-        try:
-            if self.closed:
-                raise EngineError(f"Engine.{method.__name__}: the engine was closed; create a new one")
+        with _in_use(self, f"Engine.{method.__name__}"):
             return method(self, *args, **kwargs)
-        finally:
-            self._lock.release()
 
     return guarded
+
+
+@contextlib.contextmanager
+def _closed_on_error(resource):
+    """Closes `resource` when the block raises; a library status becomes EngineError."""
+    try:
+        yield
+    except abi.AbiError as e:
+        resource.close()
+        raise EngineError(str(e)) from e
+    except BaseException:
+        resource.close()
+        raise
 
 
 class Engine:
     """One model: its frontend, encoder and decoder handles. A checkpoint is refused here, never
     half-used (runtime/checkpoint_check.py says what is checked when); one engine serves one
-    thread at a time (give each thread its own: they share nothing); close() frees it."""
+    thread at a time (give each thread its own: they share nothing); close() frees it. threads:
+    the encoder's and decoder's worker threads, the caller's included (None: CKW_NUM_THREADS, else
+    the CPUs this process may use)."""
 
     def __init__(self, variant: str, frontend: str, encoder: str, decoder: str, checkpoint_dir: str,
-                 verify_weights: bool = False):
+                 verify_weights: bool = False, threads: int | None = None):
+        if threads is not None and threads < 1:
+            raise EngineError(f"threads={threads}: give at least 1 (or None for every CPU)")
         self.variant = variant
         self.handles = []
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # reentrant: transcribe_long runs transcribe
         ckpt = checkpoint_check.CheckpointFiles(checkpoint_dir, variant)
         self.config: Dict = ckpt.config
         self.manifest_sha256 = ckpt.manifest["manifest_sha256"]
@@ -133,22 +166,22 @@ class Engine:
         try:
             self.frontend = Frontend(frontend)
             self.handles.append(self.frontend.handle)
-            self.encoder = Encoder(encoder, variant, ckpt.weights)
+            self.encoder = Encoder(encoder, variant, ckpt.weights, threads)
             self.handles.append(self.encoder.handle)
-            self.decoder = Decoder(decoder, variant, ckpt.weights)
+            self.decoder = Decoder(decoder, variant, ckpt.weights, threads)
             self.handles.append(self.decoder.handle)
         except abi.AbiError as e:
             self.close()
             raise EngineError(ckpt.create_refusal(e)) from e
 
     @classmethod
-    def from_runfiles(cls, variant: str, verify_weights: bool = False) -> "Engine":
+    def from_runfiles(cls, variant: str, verify_weights: bool = False, threads: int | None = None) -> "Engine":
         if variant not in ("tiny", "base"):
             raise EngineError(f"unknown model {variant!r}; use tiny or base")
         lib = lambda name: runfiles.locate("ckw", f"models/whisper/libckw_{name}.so")  # noqa: E731
         checkpoint = runfiles.locate(f"whisper_{variant}", "weights.bin").rsplit("/", 1)[0]
         return cls(variant, lib("whisper_frontend"), lib(f"{variant}_encoder"), lib(f"{variant}_decoder"), checkpoint,
-                   verify_weights=verify_weights)
+                   verify_weights=verify_weights, threads=threads)
 
     @property
     def closed(self) -> bool:
@@ -172,8 +205,10 @@ class Engine:
     def __exit__(self, *exc) -> None:
         self.close()
 
+
     @_one_call_at_a_time
-    def transcribe(self, wav: bytes, options: DecodingOptions = DecodingOptions()) -> Dict:
+    def transcribe_window(self, wav: bytes, options: DecodingOptions = DecodingOptions()) -> Dict:
+        """The first 30 s of a WAV file only, greedy, text only (one window, no timestamps)."""
         t0 = time.perf_counter()
         try:
             mel = self.frontend.log_mel(wav)
@@ -216,41 +251,86 @@ class Engine:
         }
 
     @_one_call_at_a_time
-    def transcribe_long(self, wav: bytes, options: "longform.TranscribeOptions" = longform.TranscribeOptions(),
-                        on_segment=None) -> Dict:
-        """The whole recording, as openai-whisper's transcribe() (runtime/longform.py): `text`,
-        `segments`, `language`, `tokens` (every text token of the segments), `model`, `timings_ms`."""
+    def transcribe(self, audio: audio_stream.Audio, *, on_progress: Callable[[float], None] | None = None,
+                   **options) -> tuple[Iterator[Segment], TranscriptionInfo]:
+        """The whole recording with openai-whisper's transcribe() semantics.
+
+        audio: a file path (WAV, or any container FFmpeg reads: m4a, mp4, webm, opus, aac, flac,
+        ogg, mp3, ...), a file's bytes, or mono float32 samples at 16 kHz. options: openai-whisper's
+        transcribe() keywords (runtime/longform.py TranscribeOptions; language None detects it
+        on multilingual checkpoints). on_progress: called with the seconds of audio each decoded
+        window advanced.
+
+        Returns (segments, info): segments decode as they are consumed; info holds the language
+        (detected here when not given) and duration at once, and windows, text and timings_ms
+        once the segments are exhausted. Raises AudioInputError, ValueError (a bad option) or
+        EngineError with a one-line message."""
+        opts = options_from(**options)
         t0 = time.perf_counter()
-        encoder_s = [0.0]
+        source = audio_stream.open_source(self.frontend.handle, audio)
+        with _closed_on_error(source):
+            mel = audio_stream.MelStream(self.frontend.handle, source)
+        times = {"frontend": time.perf_counter() - t0, "encoder": 0.0}
 
         def encode(window: np.ndarray) -> np.ndarray:
             t = time.perf_counter()
             memory = self.encoder.run(window)
-            encoder_s[0] += time.perf_counter() - t
+            times["encoder"] += time.perf_counter() - t
             return memory
 
-        try:
-            mel = self.frontend.log_mel(wav)
-            t1 = time.perf_counter()
-            self.decoder.calls = {"prefill": 0.0, "decode": 0.0}
-            result = longform.transcribe(mel, encode, self.decoder, self.tokenizer, options,
-                                         n_audio_ctx=self.config.get("n_audio_ctx", 1500), on_segment=on_segment)
-        except abi.AbiError as e:
-            raise EngineError(str(e)) from e
-        t2 = time.perf_counter()
-        ms = lambda s: round(1000.0 * s, 2)  # noqa: E731
-        return {
-            "text": result["text"],
-            "segments": result["segments"],
-            "tokens": [t for s in result["segments"] for t in s["tokens"] if t < self.tokenizer.eot],
-            "language": result["language"],
-            "windows": result["windows"],
-            "model": self.model_info(),
-            "timings_ms": {
-                "frontend": ms(t1 - t0),
-                "encoder": ms(encoder_s[0]),
-                "prefill": ms(self.decoder.calls["prefill"]),
-                "decode": ms(self.decoder.calls["decode"]),
-                "total": ms(t2 - t0),
-            },
-        }
+        self.decoder.calls = {"prefill": 0.0, "decode": 0.0}
+        windows = longform.EncodedWindows(mel, encode)
+        probability = probs = None
+        with _closed_on_error(mel):
+            language = opts.language
+            if language is None and self.tokenizer.is_multilingual:
+                language, probs = longform.detect_language(windows, self.decoder, self.tokenizer)
+                probability = probs[language]
+            language = language or "en"
+            self.tokenizer.sot_sequence(language, opts.task)  # a bad language or task fails here
+        opts = dataclasses.replace(opts, language=language)
+        info = TranscriptionInfo(language=language, language_probability=probability, all_language_probs=probs,
+                                 duration=mel.duration, options=opts, model=self.model_info())
+        seconds_per_frame = longform.HOP_LENGTH / longform.SAMPLE_RATE
+
+        def segments() -> Iterator[Segment]:
+            # Held while the segments are consumed (released when they end or are dropped).
+            try:
+                with _in_use(self, "Engine.transcribe segments"):
+                    run = longform.iter_segments(
+                        windows, self.decoder, self.tokenizer, opts, n_audio_ctx=self.config.get("n_audio_ctx", 1500),
+                        on_progress=(lambda frames: on_progress(frames * seconds_per_frame)) if on_progress else None)
+                    while True:
+                        try:
+                            segment = next(run)
+                        except StopIteration as done:
+                            result = done.value
+                            break
+                        yield Segment(**segment)
+            except abi.AbiError as e:
+                raise EngineError(str(e)) from e
+            finally:
+                mel.close()
+            info.windows, info.text = result["windows"], result["text"]
+            seconds = {**times, **self.decoder.calls, "total": time.perf_counter() - t0}
+            info.timings_ms = {k: round(1000.0 * v, 2) for k, v in seconds.items()}
+
+        return segments(), info
+
+    @_one_call_at_a_time
+    def transcribe_long(self, audio: audio_stream.Audio, options: longform.TranscribeOptions | None = None,
+                        on_segment: Callable[[dict], None] | None = None) -> dict:
+        """`transcribe` consumed at once: openai-whisper's result dictionary (`text`, `segments`,
+        `language`) plus `tokens` (every text token of the segments), `windows`, `model`,
+        `timings_ms`."""
+        options = options or longform.TranscribeOptions()
+        fields = {f.name: getattr(options, f.name) for f in dataclasses.fields(options)}
+        segments, info = self.transcribe(audio, **fields)
+
+        def reported() -> Iterator[Segment]:
+            for s in segments:
+                if on_segment is not None:
+                    on_segment(s.as_dict())
+                yield s
+
+        return collect(reported(), info, self.tokenizer.eot)

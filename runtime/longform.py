@@ -27,7 +27,7 @@ reproducible here but differ from openai-whisper's.
 """
 
 import dataclasses
-from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, Generator, List, Optional, Protocol, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -98,8 +98,56 @@ def pad_or_trim(window: np.ndarray, frames: int = N_FRAMES) -> np.ndarray:
 DecodeFn = Callable[..., DecodingResult]
 
 
+class MelFrames(Protocol):
+    """The log-mel of a recording plus 30 s of padding, read window by window (runtime.audio_stream's
+    MelStream computes windows on demand; MelArray holds them all)."""
+
+    n_frames: int  # content frames + N_FRAMES
+
+    def window(self, start: int, size: int) -> np.ndarray:
+        """Frames [start, start + size) as [n_mels, size] float32."""
+
+
+class MelArray:
+    """A whole log-mel array [n_mels, frames] as MelFrames."""
+
+    def __init__(self, mel: np.ndarray):
+        if mel.ndim != 2 or mel.shape[1] < N_FRAMES:
+            raise ValueError(f"log-mel has shape {mel.shape}; needs [n_mels, frames + {N_FRAMES}] (30 s of padding)")
+        self.mel, self.n_frames = mel, mel.shape[1]
+
+    def window(self, start: int, size: int) -> np.ndarray:
+        return self.mel[:, start:start + size]
+
+
+class EncodedWindows:
+    """Encoder memory of 30 s windows of the log-mel, the last one kept (language detection and
+    the first window often share it)."""
+
+    def __init__(self, mel: Union[np.ndarray, MelFrames], encode: Callable[[np.ndarray], np.ndarray]):
+        self.mel = MelArray(mel) if isinstance(mel, np.ndarray) else mel
+        if self.mel.n_frames < N_FRAMES:
+            raise ValueError(f"log-mel has {self.mel.n_frames} frames; needs frames + {N_FRAMES} (30 s of padding)")
+        self.encode = encode
+        self.content_frames = self.mel.n_frames - N_FRAMES
+        self._key: Optional[Tuple[int, int]] = None
+        self._memory: Optional[np.ndarray] = None
+
+    def memory(self, start: int, size: int) -> np.ndarray:
+        if self._key != (start, size):
+            window = pad_or_trim(self.mel.window(start, size))
+            self._memory, self._key = np.array(self.encode(window), copy=True), (start, size)
+        return self._memory
+
+
+def detect_language(windows: EncodedWindows, decoder: TextDecoder, tokenizer: WhisperTokenizer):
+    """openai-whisper's choice on the first 30 s of the padded log-mel (never zero-padded):
+    (language code, probability of every language)."""
+    return decoding.detect_language(decoder, tokenizer, windows.memory(0, N_FRAMES))
+
+
 def transcribe(
-    mel: np.ndarray,
+    mel: Union[np.ndarray, MelFrames],
     encode: Callable[[np.ndarray], np.ndarray],
     decoder: TextDecoder,
     tokenizer: WhisperTokenizer,
@@ -112,39 +160,53 @@ def transcribe(
     """Transcribes a whole recording.
 
     mel: [n_mels, content frames + 3000], the log-mel of the recording padded with 30 s of
-    silence. encode: one window [n_mels, 3000] -> encoder memory. decode_fn: the window decoder
-    (runtime.decoding.decode; tests substitute scripted ones). on_segment: called with every
-    finished segment as soon as it is known.
+    silence, or MelFrames. encode: one window [n_mels, 3000] -> encoder memory. decode_fn: the
+    window decoder (runtime.decoding.decode; tests substitute scripted ones). on_segment:
+    called with every finished segment as soon as it is known.
 
     Returns openai-whisper's result dictionary: `text`, `segments` (id, seek, start, end, text,
     tokens, temperature, avg_logprob, compression_ratio, no_speech_prob) and `language`, plus
     `windows`: one entry per decoded window: seek, frames, skipped (as silence), and attempts
     (temperature, tokens, avg_logprob, compression_ratio, no_speech_prob of every decode).
     """
-    if mel.ndim != 2 or mel.shape[1] < N_FRAMES:
-        raise ValueError(f"log-mel has shape {mel.shape}; needs [n_mels, frames + {N_FRAMES}] (30 s of padding)")
-    content_frames = mel.shape[-1] - N_FRAMES
+    segments = iter_segments(EncodedWindows(mel, encode), decoder, tokenizer, options,
+                             n_audio_ctx=n_audio_ctx, decode_fn=decode_fn)
+    while True:
+        try:
+            segment = next(segments)
+        except StopIteration as done:
+            return done.value
+        if on_segment is not None:
+            on_segment(segment)
+
+
+def iter_segments(
+    encoded: EncodedWindows,
+    decoder: TextDecoder,
+    tokenizer: WhisperTokenizer,
+    options: TranscribeOptions = TranscribeOptions(),
+    *,
+    n_audio_ctx: int = 1500,
+    decode_fn: DecodeFn = decoding.decode,
+    on_progress: Optional[Callable[[int], None]] = None,
+) -> Generator[Dict, None, Dict]:
+    """`transcribe` as a generator: yields each segment as soon as it is known and returns the
+    result dictionary. on_progress: called after each window with the content frames it
+    advanced (as openai-whisper's progress bar)."""
+    content_frames = encoded.content_frames
     input_stride = N_FRAMES // n_audio_ctx  # mel frames per output position: 2
     time_precision = input_stride * HOP_LENGTH / SAMPLE_RATE  # seconds per timestamp step: 0.02
     temperatures = [options.temperature] if isinstance(options.temperature, (int, float)) else list(options.temperature)
     if not temperatures:
         raise ValueError("temperature schedule is empty; give at least one temperature (0 = greedy)")
     rng = np.random.default_rng(options.seed)
-
-    memo: Dict[Tuple[int, int], np.ndarray] = {}  # the last window's encoder memory
-
-    def memory_for(start: int, size: int) -> np.ndarray:
-        key = (start, size)
-        if key not in memo:
-            memo.clear()
-            memo[key] = np.array(encode(pad_or_trim(mel[:, start:start + size])), copy=True)
-        return memo[key]
+    memory_for = encoded.memory
 
     language = options.language
     if language is None:
         if tokenizer.is_multilingual:
             # openai-whisper: the first 30 s of the padded log-mel (never zero-padded).
-            language = decoding.detect_language(decoder, tokenizer, memory_for(0, N_FRAMES))[0]
+            language = detect_language(encoded, decoder, tokenizer)[0]
         else:
             language = "en"
     tokenizer.sot_sequence(language, options.task)  # fails early on a bad language or task
@@ -192,6 +254,14 @@ def transcribe(
 
     clip_idx = 0
     seek = seek_clips[clip_idx][0]
+    reported = 0  # content frames reported to on_progress
+
+    def progress() -> None:
+        nonlocal reported
+        if on_progress is not None and min(seek, content_frames) > reported:
+            on_progress(min(seek, content_frames) - reported)
+            reported = min(seek, content_frames)
+
     while clip_idx < len(seek_clips):
         seek_clip_start, seek_clip_end = seek_clips[clip_idx]
         if seek < seek_clip_start:
@@ -225,6 +295,7 @@ def transcribe(
             if should_skip:
                 window["skipped"] = True
                 seek += segment_size  # silence: on to the next window
+                progress()
                 continue
 
         window_seek = seek
@@ -274,11 +345,11 @@ def transcribe(
             if segment["start"] == segment["end"] or segment["text"].strip() == "":
                 segment["text"] = ""
                 segment["tokens"] = []
+        all_tokens.extend(t for segment in current for t in segment["tokens"])
         for segment in current:
             all_segments.append({"id": len(all_segments), **segment})
-            if on_segment is not None:
-                on_segment(all_segments[-1])
-        all_tokens.extend(t for segment in current for t in segment["tokens"])
+            yield all_segments[-1]
+        progress()
 
         if not options.condition_on_previous_text or result.temperature > 0.5:
             prompt_reset_since = len(all_tokens)  # no prompt after a high-temperature window

@@ -22,10 +22,11 @@ import time
 
 from absl import app, flags
 
-from runtime import audio_input, runfiles
+from runtime import runfiles
 from runtime.engine import Engine
+from runtime.transcription import collect
 from tools import transcribe
-from tools.corpus import inputs, worker
+from tools.corpus import inputs
 
 FLAGS = flags.FLAGS
 flags.DEFINE_list("models", ["tiny", "base"], "Variants to measure.")
@@ -44,9 +45,9 @@ def in_process_loop(model: str, paths, threads: int):
     audio = 0.0
     options = transcribe.options_from_flags()  # the CLI defaults, as the corpus runs use
     for path in paths:
-        wav = audio_input.load_audio_bytes(path)
-        engine.transcribe_long(wav, options)
-        audio += worker.wav_seconds(wav)
+        segments, info = engine.transcribe(path, **options)
+        collect(segments, info, engine.tokenizer.eot)
+        audio += info.duration
     return audio, time.perf_counter() - t0
 
 

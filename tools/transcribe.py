@@ -1,16 +1,17 @@
-"""Transcribe audio with the generated Whisper libraries.
+"""Transcribe audio with the generated Whisper libraries: openai-whisper's CLI over runtime.engine.
 
-    ./bazelw run //tools:transcribe                          # built-in demo clip
-    ./bazelw run //tools:transcribe -- --wav meeting.wav --model base --language auto --output_format srt
+    ./bazelw run //tools:transcribe                          # built-in demo clip, printed
+    ./bazelw run //tools:transcribe -- --wav meeting.m4a --wav talk.wav --model base --output_format srt
 
-The whole recording is transcribed in 30 s windows with openai-whisper's `transcribe()`
-semantics (runtime/longform.py): timestamps, segments, temperature fallback, conditioning on
-the previous text, no-speech skipping.
+Each recording is transcribed whole in 30 s windows with openai-whisper's `transcribe()`
+semantics (runtime/longform.py) through `Engine.transcribe`, the Python API this CLI is a thin
+layer over. Options, names and defaults are openai-whisper's (beam search and word timestamps
+aside). Outputs go to --output_dir as <input name>.<format>, each file written whole or not at
+all. One file that fails gets its one-line error; the others are still transcribed and written.
 
 Errors are one line on stderr, `transcribe: error: <file or flag>: <problem>; <what to do>`, and
-the exit status says what kind: 1 a bad input (audio, checkpoint, output path), 2 wrong usage
-(unknown flag, bad flag value, stray argument). Nothing is written to --output unless the whole
-transcript is.
+the exit status says what kind: 1 a bad input (audio, checkpoint, output path; with several
+files: any of them failed), 2 wrong usage (unknown flag, bad flag value, stray argument).
 """
 
 import os
@@ -19,22 +20,29 @@ import sys
 from absl import app, flags
 
 from runtime import audio_input, output_formats, runfiles
-from runtime.engine import AudioError, Engine, EngineError
-from runtime.longform import TranscribeOptions, temperature_schedule
+from runtime.engine import Engine, EngineError
+from runtime.longform import parse_clip_timestamps, temperature_schedule
 from runtime.output_file import OutputFile, OutputFileError
 from runtime.output_formats import format_timestamp
+from runtime.transcription import collect
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("wav", None, "Audio file (WAV goes straight to the C frontend; flac, ogg, mp3, ... are decoded first). "
-                    "Relative to where you ran the command. Default: the built-in demo clip.")
+flags.DEFINE_multi_string("wav", None, "Audio or video file to transcribe: WAV, or any container FFmpeg reads (m4a, "
+                          "mp4, webm, opus, aac, flac, ogg, mp3, ...). Repeat for several files. Relative to where "
+                          "you ran the command. Default: the built-in demo clip.")
 flags.DEFINE_enum("model", "tiny", ["tiny", "base"], "Checkpoint variant (tiny = tiny.en, base = multilingual base).")
-flags.DEFINE_string("language", "en", "Spoken language (a code such as en, de, fr), or auto: detect it from the first "
-                    "30 s (multilingual models; English-only models always use en).")
+flags.DEFINE_string("language", "detect", "Spoken language (a code such as en, de, fr), or detect: from the first 30 s "
+                    "on multilingual models (English-only models always use en).")
 flags.DEFINE_enum("task", "transcribe", ["transcribe", "translate"], "Transcribe, or translate to English.")
-flags.DEFINE_enum("output_format", "txt", list(output_formats.FORMATS),
-                  "txt: one line per segment; json: text, segments, tokens, language, model, timings; "
-                  "srt, vtt: subtitles; tsv: start and end in ms, text.")
-flags.DEFINE_string("output", None, "Write here instead of stdout (relative to where you ran the command).")
+flags.DEFINE_enum("output_format", "all", list(output_formats.FORMATS) + ["all"],
+                  "txt: one line per segment; vtt, srt: subtitles; tsv: start and end in ms, text; json: text, "
+                  "segments, tokens, language, model, timings; all: every one of them.")
+flags.DEFINE_string("output_dir", ".", "Directory to write <input name>.<format> into (created if missing; relative "
+                    "to where you ran the command).")
+flags.DEFINE_string("output", None, "Write the one input's transcript here instead (- for stdout), in --output_format "
+                    "or, when that is not given, the format the file's extension names (txt otherwise).")
+flags.DEFINE_bool("verbose", True, "Print the detected language and each segment to stderr as it is decoded; "
+                  "--noverbose shows a progress bar instead (on a terminal only).")
 flags.DEFINE_float("temperature", 0.0, "Sampling temperature of the first attempt per window (0: greedy).")
 flags.DEFINE_string("temperature_increment_on_fallback", "0.2",
                     "Raise the temperature by this much (up to 1.0) when a window fails the thresholds below; "
@@ -52,21 +60,23 @@ flags.DEFINE_bool("carry_initial_prompt", False, "Prepend --initial_prompt to th
 flags.DEFINE_bool("without_timestamps", False, "Decode text only: one segment per 30 s window.")
 flags.DEFINE_string("clip_timestamps", "0", "Only these parts: start,end,start,end,... in seconds (the last end "
                     "defaults to the end of the recording).")
-flags.DEFINE_integer("best_of", None, "Samples per window when sampling (temperature > 0); the likeliest wins.")
+flags.DEFINE_integer("best_of", 5, "Samples per window when sampling (temperature > 0); the likeliest wins.")
+flags.DEFINE_float("length_penalty", None, "Rank --best_of samples by log-probability / ((5 + length) / 6) ** this "
+                   "(default: / length).")
+flags.DEFINE_string("suppress_tokens", "-1", "Token ids never sampled, comma-separated; -1: the non-speech symbols.")
 flags.DEFINE_integer("seed", 0, "Seed of the sampler used at temperature > 0.")
-flags.DEFINE_bool("verbose", False, "Print each segment to stderr as soon as it is decoded.")
+flags.DEFINE_integer("threads", 0, "Threads of the encoder and decoder, the caller's included (0: every CPU this "
+                     "process may use, or CKW_NUM_THREADS).")
+
 flags.DEFINE_bool("verify_weights", False, "Before transcribing, check every tensor of the checkpoint against its "
                   "sha256 (seconds; every start already checks sizes, the manifest and each tensor's xxh64).")
 
+DEMO_CLIP = "tools/demo_clip.wav"
 EXIT_BAD_INPUT, EXIT_USAGE = 1, 2
 
-DEMO_CLIP = "tools/demo_clip.wav"
 
-
-def _user_path(path: str) -> str:
-    """Paths on the command line are relative to where the user ran `bazel run`."""
-    base = os.environ.get("BUILD_WORKING_DIRECTORY", os.getcwd())
-    return os.path.join(base, os.path.expanduser(path))
+class CliError(ValueError):
+    """Wrong usage: exit status 2."""
 
 
 def _error(message: str, status: int) -> int:
@@ -82,6 +92,12 @@ def parse_flags(argv):
         sys.exit(_error(f"{e}; see --help", EXIT_USAGE))
 
 
+def _user_path(path: str) -> str:
+    """Paths on the command line are relative to where the user ran `bazel run`."""
+    base = os.environ.get("BUILD_WORKING_DIRECTORY", os.getcwd())
+    return os.path.join(base, os.path.expanduser(path))
+
+
 def _optional_float(name: str):
     text = getattr(FLAGS, name).strip()
     if text.lower() == "none":
@@ -89,79 +105,170 @@ def _optional_float(name: str):
     try:
         return float(text)
     except ValueError:
-        raise ValueError(f"--{name}={text!r} is not a number; give a number or none") from None
+        raise CliError(f"--{name}={text!r} is not a number; give a number or none") from None
 
 
-def options_from_flags() -> TranscribeOptions:
+def options_from_flags() -> dict:
+    """Engine.transcribe keywords (openai-whisper's transcribe() options) from the flags."""
     if not 0.0 <= FLAGS.temperature <= 1.0:
-        raise ValueError(f"--temperature={FLAGS.temperature} is outside [0, 1]")
+        raise CliError(f"--temperature={FLAGS.temperature} is outside [0, 1]")
     if FLAGS.best_of is not None and FLAGS.best_of < 1:
-        raise ValueError(f"--best_of={FLAGS.best_of} must be at least 1")
+        raise CliError(f"--best_of={FLAGS.best_of} must be at least 1")
+    if FLAGS.threads < 0:
+        raise CliError(f"--threads={FLAGS.threads} must be 0 (every CPU) or more")
+    parse_clip_timestamps(FLAGS.clip_timestamps, 0)  # a malformed list fails before any file
     language = FLAGS.language.strip()
-    return TranscribeOptions(
-        language=None if language.lower() == "auto" else language,
-        task=FLAGS.task,
-        temperature=temperature_schedule(FLAGS.temperature, _optional_float("temperature_increment_on_fallback")),
-        compression_ratio_threshold=_optional_float("compression_ratio_threshold"),
-        logprob_threshold=_optional_float("logprob_threshold"),
-        no_speech_threshold=_optional_float("no_speech_threshold"),
-        condition_on_previous_text=FLAGS.condition_on_previous_text,
-        initial_prompt=FLAGS.initial_prompt,
-        carry_initial_prompt=FLAGS.carry_initial_prompt,
-        without_timestamps=FLAGS.without_timestamps,
-        clip_timestamps=FLAGS.clip_timestamps,
-        best_of=FLAGS.best_of,
-        seed=FLAGS.seed,
-    )
+    return {
+        "language": None if language.lower() in ("detect", "auto", "none") else language,
+        "task": FLAGS.task,
+        "temperature": temperature_schedule(FLAGS.temperature, _optional_float("temperature_increment_on_fallback")),
+        "compression_ratio_threshold": _optional_float("compression_ratio_threshold"),
+        "logprob_threshold": _optional_float("logprob_threshold"),
+        "no_speech_threshold": _optional_float("no_speech_threshold"),
+        "condition_on_previous_text": FLAGS.condition_on_previous_text,
+        "initial_prompt": FLAGS.initial_prompt,
+        "carry_initial_prompt": FLAGS.carry_initial_prompt,
+        "without_timestamps": FLAGS.without_timestamps,
+        "clip_timestamps": FLAGS.clip_timestamps,
+        "best_of": FLAGS.best_of,
+        "length_penalty": FLAGS.length_penalty,
+        "suppress_tokens": FLAGS.suppress_tokens,
+        "seed": FLAGS.seed,
+    }
 
 
-def render_output(result, output_format: str) -> str:
-    """The output file of Engine.transcribe_long's `result` (also //tools:transcribe_corpus's)."""
+def _inputs() -> list:
+    """(display name, path) per input; the demo clip when no --wav is given."""
+    if not FLAGS.wav:
+        print(f"transcribe: no --wav given; using the built-in demo clip synthesized by the build with espeak-ng "
+              f"({DEMO_CLIP})", file=sys.stderr)
+        return [(DEMO_CLIP, runfiles.locate("ckw", DEMO_CLIP))]
+    return [(name, _user_path(name)) for name in FLAGS.wav]
+
+
+def _targets(inputs: list, to_stdout: bool) -> dict:
+    """Input path -> [(format, output path or None for stdout)]; refuses outputs that collide."""
+    formats = list(output_formats.FORMATS) if FLAGS.output_format == "all" else [FLAGS.output_format]
+    if FLAGS.output is not None:
+        if not FLAGS["output_format"].present:  # the default, all, names several files: the extension says
+            extension = os.path.splitext(FLAGS.output)[1].lstrip(".").lower()
+            formats = [extension if extension in output_formats.FORMATS else "txt"]
+        if len(inputs) > 1 or len(formats) > 1:
+            raise CliError("--output takes one input and one --output_format; use --output_dir for several")
+        target = None if FLAGS.output == "-" else (_user_path(FLAGS.output), f"--output {FLAGS.output}")
+        return {inputs[0][1]: [(formats[0], target)]}
+    if to_stdout:
+        return {inputs[0][1]: [("txt" if FLAGS.output_format == "all" else FLAGS.output_format, None)]}
+    out_dir = _user_path(FLAGS.output_dir)
+    targets, owner = {}, {}
+    for name, path in inputs:
+        stem = os.path.splitext(os.path.basename(path))[0]
+        if stem in owner and owner[stem][1] != path:
+            raise CliError(f"--wav {owner[stem][0]} and --wav {name} would both write {stem}.*; rename one or "
+                           "transcribe them in separate calls")
+        owner[stem] = (name, path)
+        targets[path] = [(fmt, (p, p)) for fmt in formats for p in [os.path.join(out_dir, f"{stem}.{fmt}")]]
+    sources = {os.path.realpath(path) for _, path in inputs}
+    for outputs in targets.values():
+        for _, (target, _) in outputs:
+            if os.path.realpath(target) in sources:
+                raise CliError(f"{target}: an output would overwrite the input of that name; give another "
+                               "--output_dir")
+    return targets
+
+
+def _progress_bar(total_seconds: float):
+    """A tqdm bar on stderr in seconds of audio, or None when stderr is not a terminal."""
+    if FLAGS.verbose or not sys.stderr.isatty():
+        return None
+    import tqdm
+
+    return tqdm.tqdm(total=round(total_seconds, 2), unit="s", unit_scale=False, file=sys.stderr,
+                     bar_format="{l_bar}{bar}| {n:.1f}/{total:.1f} s [{elapsed}<{remaining}]")
+
+
+def render_output(result: dict, output_format: str) -> str:
+    """The output file of a transcription `result` (collect's or Engine.transcribe_long's; also
+    //tools:transcribe_corpus's)."""
     keys = ("text", "segments", "tokens", "language", "model", "timings_ms")
     return output_formats.render({k: result[k] for k in keys}, output_format)
 
 
-def _print_segment(segment) -> None:
-    print(f"[{format_timestamp(segment['start'])} --> {format_timestamp(segment['end'])}] {segment['text']}",
-          file=sys.stderr, flush=True)
+def transcribe_one(engine: Engine, name: str, path: str, options: dict, outputs: list) -> None:
+    # The destinations are reserved first: an unusable one fails before any work is done.
+    files = [(fmt, OutputFile(*target) if target else None) for fmt, target in outputs]
+    bar = None
+
+    def advance(seconds: float) -> None:
+        if bar is not None:
+            bar.update(min(seconds, bar.total - bar.n))
+
+    try:
+        segments, info = engine.transcribe(path, on_progress=advance, **options)
+        if FLAGS.verbose and info.language_probability is not None:
+            print(f"{name}: detected language: {info.language} (p = {info.language_probability:.2f})",
+                  file=sys.stderr)
+        bar = _progress_bar(info.duration)
+        try:
+            result = collect(_echo(segments), info, engine.tokenizer.eot)
+        finally:
+            if bar is not None:
+                bar.close()
+        for fmt, file in files:
+            text = render_output(result, fmt)
+            if file is None:
+                sys.stdout.write(text)
+            else:
+                file.commit(text)
+    except audio_input.AudioInputError as e:
+        raise audio_input.AudioInputError(name, e.reason) from None  # named as the user typed it
+    finally:
+        for _, file in files:
+            if file is not None:
+                file.discard()
+
+
+def _echo(segments):
+    for s in segments:
+        if FLAGS.verbose:
+            print(f"[{format_timestamp(s.start)} --> {format_timestamp(s.end)}] {s.text}", file=sys.stderr, flush=True)
+        yield s
 
 
 def main(argv):
     if len(argv) > 1:
-        return _error(f"unexpected arguments: {' '.join(argv[1:])}; give the audio file with --wav", EXIT_USAGE)
+        return _error(f"unexpected arguments: {' '.join(argv[1:])}; give audio files with --wav", EXIT_USAGE)
     try:
         options = options_from_flags()
+        inputs = _inputs()
+        demo_to_stdout = not FLAGS.wav and not FLAGS["output_dir"].present
+        targets = _targets(inputs, demo_to_stdout)
     except ValueError as e:
         return _error(str(e), EXIT_USAGE)
-    # The destination is reserved first: an unusable --output fails before any work is done.
-    output = None
     try:
-        if FLAGS.output:
-            output = OutputFile(_user_path(FLAGS.output), f"--output {FLAGS.output}")
-        name = FLAGS.wav or DEMO_CLIP
-        if FLAGS.wav:
-            wav = audio_input.load_audio_bytes(_user_path(FLAGS.wav))
-        else:
-            print(f"transcribe: no --wav given; using the built-in demo clip synthesized by the build with espeak-ng ({DEMO_CLIP})",
-                  file=sys.stderr)
-            wav = audio_input.load_audio_bytes(runfiles.locate("ckw", DEMO_CLIP))
-        with Engine.from_runfiles(FLAGS.model, verify_weights=FLAGS.verify_weights) as engine:
-            result = engine.transcribe_long(wav, options, on_segment=_print_segment if FLAGS.verbose else None)
-        out = render_output(result, FLAGS.output_format)
-        if output:
-            output.commit(out)
-        else:
-            sys.stdout.write(out)
-        return 0
-    except audio_input.AudioInputError as e:
-        return _error(f"{FLAGS.wav or DEMO_CLIP}: {e.reason}", EXIT_BAD_INPUT)
-    except AudioError as e:
-        return _error(f"{name}: {e}", EXIT_BAD_INPUT)
-    except (EngineError, OutputFileError, ValueError) as e:
+        if not demo_to_stdout and FLAGS.output is None:
+            try:
+                os.makedirs(_user_path(FLAGS.output_dir), exist_ok=True)
+            except OSError as e:
+                raise OutputFileError(f"--output_dir {FLAGS.output_dir}: cannot create it ({e.strerror})") from None
+        engine = Engine.from_runfiles(FLAGS.model, verify_weights=FLAGS.verify_weights, threads=FLAGS.threads or None)
+    except (EngineError, OutputFileError) as e:
         return _error(str(e), EXIT_BAD_INPUT)
-    finally:
-        if output:
-            output.discard()
+    with engine:
+        try:
+            engine.tokenizer.sot_sequence(options["language"], options["task"])  # e.g. German on tiny.en
+        except ValueError as e:  # the checkpoint cannot honour the options
+            return _error(str(e), EXIT_BAD_INPUT)
+        failed = 0
+        for name, path in inputs:
+            try:
+                transcribe_one(engine, name, path, options, targets[path])
+            except (audio_input.AudioInputError, EngineError, OutputFileError, ValueError) as e:
+                _error(str(e), EXIT_BAD_INPUT)
+                failed += 1
+    if failed and len(inputs) > 1:
+        print(f"transcribe: {failed} of {len(inputs)} files failed", file=sys.stderr)
+    return EXIT_BAD_INPUT if failed else 0
 
 
 if __name__ == "__main__":

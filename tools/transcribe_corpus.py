@@ -21,6 +21,7 @@ import sys
 from absl import app, flags
 
 # The single-file CLI: its --model, --output_format and decoding flags are ours too.
+from runtime.transcription import options_from
 from tools import transcribe
 from tools.corpus import cluster, inputs, journal, progress, scheduler, worker
 
@@ -28,9 +29,9 @@ FLAGS = flags.FLAGS
 flags.DEFINE_string("input", None, "A folder (walked recursively for audio files), a text file listing one audio path "
                     "a line (relative paths: to the list's folder), or one audio file. Relative to where you ran the "
                     "command.")
-if "output_dir" not in FLAGS:  # the single-file CLI may define it too (same meaning: where outputs go)
-    flags.DEFINE_string("output_dir", None, "Folder for the outputs (the input's relative path plus the format's "
-                        "extension: a/b.flac -> a/b.flac.txt) and journal.jsonl.")
+# --output_dir is the single-file CLI's (same meaning: where outputs go), but required here; a batch
+# writes one format (the CLI's default, all, is several files per input).
+FLAGS.set_default("output_format", "txt")
 flags.DEFINE_integer("workers", None, "Ray actors, each with one engine (default: the cluster's CPUs divided by "
                      "--threads_per_worker).")
 flags.DEFINE_integer("threads_per_worker", 1, "Threads of each actor's engine (the Ray CPUs each actor reserves).")
@@ -38,7 +39,8 @@ flags.DEFINE_string("address", None, "Join this running Ray cluster (the head's 
                     "local Ray instance sized to this machine.")
 
 USAGE_ERROR, SOME_FAILED, INTERRUPTED = 2, 1, 130
-SINGLE_FILE_FLAGS = ("wav", "output", "verbose")  # //tools:transcribe's; a batch has no one file to name
+# //tools:transcribe's: a batch has no one file to name, and --threads_per_worker sizes the actors.
+SINGLE_FILE_FLAGS = ("wav", "output", "verbose", "threads")
 
 
 class UsageError(ValueError):
@@ -55,8 +57,10 @@ def _check_flags() -> None:
         if FLAGS[name].present:
             raise UsageError(f"--{name} belongs to //tools:transcribe (one file); give --input and --output_dir")
     for name in ("input", "output_dir"):
-        if not getattr(FLAGS, name):
+        if not FLAGS[name].present or not getattr(FLAGS, name):
             raise UsageError(f"--{name} is required")
+    if FLAGS.output_format == "all":
+        raise UsageError("--output_format all: a batch writes one format; choose txt, vtt, srt, tsv or json")
     if FLAGS.threads_per_worker < 1:
         raise UsageError(f"--threads_per_worker={FLAGS.threads_per_worker} must be at least 1")
     if FLAGS.workers is not None and FLAGS.workers < 1:
@@ -84,7 +88,7 @@ def _stop_on_sigterm() -> None:
 
 def run() -> int:
     _check_flags()
-    options = transcribe.options_from_flags()
+    options = options_from(**transcribe.options_from_flags())
     output_dir = _user_path(FLAGS.output_dir)
     files = inputs.list_inputs(_user_path(FLAGS.input))
     address = FLAGS.address or os.environ.get("RAY_ADDRESS") or None  # Ray's own convention

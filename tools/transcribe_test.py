@@ -1,15 +1,22 @@
-"""//tools:transcribe in-process: every output format, the long-form flags, one-line errors."""
+"""//tools:transcribe in-process: output formats and files, several inputs, the progress bar,
+the long-form flags, language detection by default on base, one-line errors."""
 
 import json
 import os
+import pathlib
+import sys
 
 import pytest
+import srt
+import webvtt
 from absl import flags
 
 from runtime import runfiles
 from tools import transcribe
 
 FLAGS = flags.FLAGS
+KEYS = {"id", "seek", "start", "end", "text", "tokens", "temperature", "avg_logprob", "compression_ratio",
+        "no_speech_prob"}
 
 
 def run(capsys, *args):
@@ -20,23 +27,25 @@ def run(capsys, *args):
     return rc, out, err
 
 
+def error_lines(err):
+    return [line for line in err.splitlines() if line.startswith("transcribe: error:")]
+
+
 @pytest.fixture(scope="module")
 def jfk():
     return runfiles.locate("test_audio", "jfk.wav")
 
 
-def test_json_has_segments_and_the_old_keys(capsys, jfk):
-    rc, out, _ = run(capsys, f"--wav={jfk}", "--output_format=json")
+def test_json_to_stdout_has_segments_and_the_old_keys(capsys, jfk):
+    rc, out, _ = run(capsys, f"--wav={jfk}", "--output_format=json", "--output=-")
     assert rc == 0
     result = json.loads(out)
     assert set(result) == {"text", "segments", "tokens", "language", "model", "timings_ms"}
     assert result["text"].strip().startswith("And so my fellow Americans")
     assert result["language"] == "en" and result["model"]["variant"] == "tiny"
     assert len(result["segments"]) >= 1 and result["segments"][-1]["end"] <= 11.0
-    keys = {"id", "seek", "start", "end", "text", "tokens", "temperature", "avg_logprob", "compression_ratio",
-            "no_speech_prob"}
     for segment in result["segments"]:
-        assert set(segment) == keys
+        assert set(segment) == KEYS
     text_tokens = [t for s in result["segments"] for t in s["tokens"] if t < 50256]
     assert result["tokens"] == text_tokens
     assert set(result["timings_ms"]) >= {"frontend", "encoder", "prefill", "decode", "total"}
@@ -45,33 +54,103 @@ def test_json_has_segments_and_the_old_keys(capsys, jfk):
 @pytest.mark.parametrize("fmt,start", [("txt", "And so my fellow Americans"), ("srt", "1\n00:00:00,000 --> "),
                                        ("vtt", "WEBVTT\n\n00:00.000 --> "), ("tsv", "start\tend\ttext\n0\t")])
 def test_subtitle_and_text_formats(capsys, jfk, fmt, start):
-    rc, out, _ = run(capsys, f"--wav={jfk}", f"--output_format={fmt}")
+    rc, out, _ = run(capsys, f"--wav={jfk}", f"--output_format={fmt}", "--output=-")
     assert rc == 0 and out.startswith(start)
 
 
-def test_without_timestamps_flags_and_output_file(capsys, jfk, tmp_path):
+def test_all_formats_in_output_dir_and_subtitles_parse_to_the_segments(capsys, jfk, tmp_path):
+    rc, out, err = run(capsys, f"--wav={jfk}", f"--output_dir={tmp_path / 'out'}")  # default: all, verbose
+    assert rc == 0 and out == ""
+    assert sorted(os.listdir(tmp_path / "out")) == [f"jfk.{f}" for f in ("json", "srt", "tsv", "txt", "vtt")]
+    segments = json.loads((tmp_path / "out" / "jfk.json").read_text(encoding="utf-8"))["segments"]
+    assert len(segments) == 2
+    assert err.count("-->") == len(segments)  # --verbose (the default) prints each segment
+    cues = list(srt.parse((tmp_path / "out" / "jfk.srt").read_text(encoding="utf-8")))
+    vtt = webvtt.read(str(tmp_path / "out" / "jfk.vtt"))
+    assert len(cues) == len(vtt.captions) == len(segments)
+    for s, cue, caption in zip(segments, cues, vtt.captions):
+        assert cue.start.total_seconds() == pytest.approx(s["start"], abs=5e-4)
+        assert cue.end.total_seconds() == pytest.approx(s["end"], abs=5e-4)
+        assert cue.content == caption.text == s["text"].strip()
+        assert caption.start_time.in_milliseconds() / 1000 == pytest.approx(s["start"], abs=5e-4)
+        assert caption.end_time.in_milliseconds() / 1000 == pytest.approx(s["end"], abs=5e-4)
+    lines = (tmp_path / "out" / "jfk.txt").read_text(encoding="utf-8").splitlines()
+    assert lines == [s["text"].strip() for s in segments]
+
+
+def test_several_inputs_one_bad_the_others_written(capsys, jfk, tmp_path):
+    bad = tmp_path / "notes.dat"
+    bad.write_text("not audio\n", encoding="utf-8")
+    demo = runfiles.locate("ckw", transcribe.DEMO_CLIP)
+    rc, _, err = run(capsys, f"--wav={jfk}", f"--wav={bad}", f"--wav={demo}", "--output_format=txt",
+                     f"--output_dir={tmp_path}", "--noverbose")
+    assert rc == 1
+    (line,) = error_lines(err)
+    assert str(bad) in line and "FFmpeg" in line
+    assert "1 of 3 files failed" in err
+    assert (tmp_path / "jfk.txt").read_text(encoding="utf-8").startswith("And so my fellow Americans")
+    assert (tmp_path / "demo_clip.txt").read_text(encoding="utf-8").strip()
+    assert not (tmp_path / "notes.txt").exists()  # nothing written for the failed input
+    assert not [p for p in os.listdir(tmp_path) if ".tmp" in p]
+
+
+def test_outputs_that_would_collide_are_refused(capsys, jfk, tmp_path):
+    other = tmp_path / "jfk.wav"
+    other.write_bytes(pathlib.Path(jfk).read_bytes())
+    rc, _, err = run(capsys, f"--wav={jfk}", f"--wav={other}", f"--output_dir={tmp_path / 'o'}")
+    assert rc == 2 and "would both write jfk.*" in error_lines(err)[0]
+
+
+def test_an_output_never_replaces_an_input(capsys, tmp_path, jfk):
+    odd = tmp_path / "talk.txt"  # audio under a transcript's name
+    odd.write_bytes(pathlib.Path(jfk).read_bytes())
+    rc, _, err = run(capsys, f"--wav={odd}", "--output_format=txt", f"--output_dir={tmp_path}")
+    assert rc == 2 and "would overwrite the input" in error_lines(err)[0]
+    assert odd.read_bytes() == pathlib.Path(jfk).read_bytes()
+
+
+def test_progress_bar_on_a_terminal_only(capsys, jfk, monkeypatch, tmp_path):
+    rc, _, err = run(capsys, f"--wav={jfk}", "--noverbose", "--output_format=txt", f"--output_dir={tmp_path}")
+    assert rc == 0 and err == ""  # not a terminal: quiet
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    rc, _, err = run(capsys, f"--wav={jfk}", "--noverbose", "--output_format=txt", f"--output_dir={tmp_path}")
+    assert rc == 0 and "11.0/11.0 s" in err and "100%" in err
+
+
+def test_without_timestamps_flags_threads_and_output_file(capsys, jfk, tmp_path):
     target = tmp_path / "out.json"
     rc, out, err = run(capsys, f"--wav={jfk}", "--output_format=json", f"--output={target}", "--without_timestamps",
                        "--temperature_increment_on_fallback=none", "--nocondition_on_previous_text",
-                       "--initial_prompt=President Kennedy.", "--verbose")
+                       "--initial_prompt=President Kennedy.", "--threads=1")
     assert rc == 0 and out == ""
     result = json.loads(target.read_text(encoding="utf-8"))
     (segment,) = result["segments"]  # one window, no timestamps: one segment over the clip
     assert segment["start"] == 0.0 and segment["end"] == 11.0
     assert all(t < 50256 for t in segment["tokens"])
-    assert "-->" in err  # --verbose prints segments to stderr
+    assert "-->" in err
     assert not [p for p in os.listdir(tmp_path) if ".tmp" in p]
+
+
+def test_language_is_detected_by_default_on_base(capsys, jfk):
+    rc, out, err = run(capsys, f"--wav={jfk}", "--model=base", "--output_format=json", "--output=-")
+    assert rc == 0
+    assert json.loads(out)["language"] == "en"
+    assert "detected language: en" in err
 
 
 @pytest.mark.parametrize("args,message,status", [
     (["--logprob_threshold=low"], "--logprob_threshold='low' is not a number", 2),
     (["--language=de"], "needs a multilingual checkpoint", 1),
+    (["--task=translate"], "needs a multilingual checkpoint", 1),
     (["--wav=/nonexistent.wav"], "/nonexistent.wav: no such file", 1),
-    (["--clip_timestamps=1,x"], "clip_timestamps", 1),
+    (["--clip_timestamps=1,x"], "clip_timestamps", 2),
     (["--temperature=1.5"], "outside [0, 1]", 2),
+    (["--threads=-1"], "--threads=-1", 2),
+    (["--output_format=all", "--output=x"], "--output takes one input", 2),
 ])
 def test_errors_are_one_line(capsys, jfk, args, message, status):
-    rc, out, err = run(capsys, f"--wav={jfk}", *args)
+    wav = [] if any(a.startswith("--wav") for a in args) else [f"--wav={jfk}"]
+    rc, out, err = run(capsys, *wav, *args)
     assert rc == status and out == ""
-    lines = [line for line in err.splitlines() if line.startswith("transcribe: error:")]
+    lines = error_lines(err)
     assert len(lines) == 1 and message in lines[0], err

@@ -45,6 +45,22 @@ void ckw_f32_log_mel_normalize(float* restrict y, int64_t ld_y, int64_t n_mels, 
   }
 }
 
+void ckw_f32_log_mel_block(float* restrict y, float* restrict peak, const float* restrict power,
+                           const float* restrict filters, int64_t n_mels, int64_t n_freq,
+                           int64_t n_frames) {
+  *peak = -INFINITY;
+  ckw_f32_log_mel_project(y, n_frames, power, n_frames, filters, n_mels, n_freq, n_frames, peak);
+}
+
+void ckw_f32_log_mel_clamp(float* y, const float* x, const float* peak, int64_t n_mels,
+                           int64_t n_frames) {
+  const float floor_value = peak[0] - 8.0f;
+  for (int64_t i = 0; i < n_mels * n_frames; ++i) {
+    const float v = x[i] > floor_value ? x[i] : floor_value;
+    y[i] = (v + 4.0f) / 4.0f;
+  }
+}
+
 void ckw_f32_log_mel(float* restrict y, const float* restrict power, const float* restrict filters,
                      int64_t n_mels, int64_t n_freq, int64_t n_frames) {
   float running_max = -INFINITY;

@@ -33,6 +33,17 @@ void ckw_f32_log_mel_project(float* y, int64_t ld_y, const float* power, int64_t
 void ckw_f32_log_mel_normalize(float* y, int64_t ld_y, int64_t n_mels, int64_t n_frames,
                                float running_max);
 
+// A stream's blocks (the frontend's mel_peak and mel_block phases): pass 1 on one block of
+// frames, y[m * n_frames + t] as ckw_f32_log_mel_project, *peak = their max (-INFINITY when
+// n_frames is 0); the recording's peak is the max over its blocks.
+void ckw_f32_log_mel_block(float* y, float* peak, const float* power, const float* filters,
+                           int64_t n_mels, int64_t n_freq, int64_t n_frames);
+
+// Pass 2 with the recording's peak: y = (max(x, peak[0] - 8) + 4) / 4 over [n_mels, n_frames],
+// the bits of ckw_f32_log_mel_normalize. y may be x.
+void ckw_f32_log_mel_clamp(float* y, const float* x, const float* peak, int64_t n_mels,
+                           int64_t n_frames);
+
 #ifdef __cplusplus
 }
 #endif

@@ -72,6 +72,33 @@ int main(void) {
       ckw_f32_log_mel_normalize(chunked, frames, n_mels, frames, top);
       EXPECT(memcmp(chunked, y, (size_t)(n_mels * frames) * sizeof *y) == 0,
              "%s: chunked differs from one-shot", what);
+      // A stream's blocks of 7 frames (each block its own [n_mels, nt] array): block peaks,
+      // then each block clamped with their max, in place, give the one-shot bits.
+      float peak = -INFINITY;
+      float* block = malloc((size_t)(n_mels * 7) * sizeof *block);
+      float* block_power = malloc((size_t)(n_freq * 7) * sizeof *block_power);
+      for (int pass = 0; pass < 2; ++pass) {
+        for (int64_t t0 = 0; t0 < frames; t0 += 7) {
+          const int64_t nt = frames - t0 < 7 ? frames - t0 : 7;
+          for (int f = 0; f < n_freq; ++f) {
+            memcpy(block_power + f * nt, power + f * frames + t0, (size_t)nt * sizeof *power);
+          }
+          float block_peak = 0.0f;
+          ckw_f32_log_mel_block(block, &block_peak, block_power, filters, n_mels, n_freq, nt);
+          if (pass == 0) {
+            peak = block_peak > peak ? block_peak : peak;
+            continue;
+          }
+          ckw_f32_log_mel_clamp(block, block, &peak, n_mels, nt);
+          int same = 1;
+          for (int m = 0; m < n_mels; ++m) {
+            same &= memcmp(block + m * nt, y + m * frames + t0, (size_t)nt * sizeof *y) == 0;
+          }
+          EXPECT(same, "%s: block at frame %lld differs from one-shot", what, (long long)t0);
+        }
+      }
+      EXPECT(peak == top, "%s: block peaks %g, running max %g", what, peak, top);
+      free(block), free(block_power);
       free(power), free(y), free(chunked), free(ref);
     }
     // Silence: every mel clamps to 1e-10, log -10, normalised (-10 + 4) / 4.
@@ -80,6 +107,9 @@ int main(void) {
     int all = 1;
     for (int i = 0; i < n_mels * 3; ++i) all &= y0[i] == -1.5f;
     EXPECT(all, "silence must map to -1.5 everywhere, got %g", y0[0]);
+    float peak0 = 0.0f;
+    ckw_f32_log_mel_block(y0, &peak0, power0, filters, n_mels, n_freq, 0);
+    EXPECT(isinf(peak0) && peak0 < 0, "no frames: peak -inf, got %g", peak0);
     free(filters);
   }
   return test_finish("f32_log_mel_test");

@@ -175,6 +175,79 @@ static float output(dot_fn dot_inside, const float* restrict c, const plan* p,
                                                  : dot_clipped(c, x, first, n_in, p->taps);
 }
 
+// Outputs n_begin .. n_begin + n_y - 1 into y, reading the signal through x, which holds its
+// samples x_begin .. x_begin + n_x - 1; taps outside x are zeros (the caller made sure that
+// only taps outside the signal are). Output n's value depends on n and the signal alone, so
+// any split of the outputs into spans gives the bits of one whole call.
+static void resample_span(float* restrict y, int64_t n_begin, int64_t n_y, const float* restrict x,
+                          int64_t x_begin, int64_t n_x, const plan* pp, float* table,
+                          int64_t table_floats) {
+  const plan p = *pp;
+  const double inv_i0_beta = 1.0 / bessel_i0(CKW_RESAMPLE_KAISER_BETA);
+  const int64_t rows = n_y < p.n_phases ? n_y : p.n_phases;
+  const int64_t r0 = n_begin % p.n_phases;  // table row j holds phase (r0 + j) mod L
+  const int avx2 = use_avx2();
+#if defined(__x86_64__) || defined(__i386__)
+  const dot_fn dot_inside = avx2 ? dot__avx2 : dot;
+  const dot4_fn dot4_inside = avx2 ? dot4__avx2 : dot4;
+#else
+  (void)avx2;
+  const dot_fn dot_inside = dot;
+  const dot4_fn dot4_inside = dot4;
+#endif
+
+  if (rows <= table_floats / p.taps) {
+    // Whole phase table: outputs in order, streaming through x once.
+    for (int64_t j = 0; j < rows; ++j) {
+      fill_phase(table + j * p.taps, &p, (r0 + j) % p.n_phases, inv_i0_beta);
+    }
+    // Output n sits at t = n M / L: phase n mod L, first tap floor(t) - J. Both advance
+    // incrementally (floor(t) by M / L plus a carry), without divisions.
+    const int64_t whole = p.step / p.n_phases, part = p.step % p.n_phases;
+    int64_t row = 0, floor_t = n_begin / p.n_phases * p.step + r0 * p.step / p.n_phases;
+    int64_t carry = r0 * p.step % p.n_phases;
+    for (int64_t n = 0; n < n_y;) {
+      const float* rows_k[4];
+      int64_t firsts[4];
+      int k = 0;
+      for (; k < 4 && n + k < n_y; ++k) {
+        rows_k[k] = table + row * p.taps;
+        firsts[k] = floor_t - p.half - x_begin;
+        floor_t += whole;
+        carry += part;
+        if (carry >= p.n_phases) carry -= p.n_phases, ++floor_t;
+        if (++row == p.n_phases) row = 0;
+      }
+      if (k == 4 && firsts[0] >= 0 && firsts[3] + p.taps <= n_x) {
+        const float* const xs[4] = {x + firsts[0], x + firsts[1], x + firsts[2], x + firsts[3]};
+        dot4_inside(y + n, rows_k, xs, p.taps);
+      } else {
+        for (int q = 0; q < k; ++q) {
+          y[n + q] = output(dot_inside, rows_k[q], &p, x, n_x, firsts[q]);
+        }
+      }
+      n += k;
+    }
+  } else {
+    // Too many phases to keep: one phase at a time, its outputs strided by L.
+    for (int64_t j = 0; j < rows; ++j) {
+      const int64_t r = (r0 + j) % p.n_phases;
+      fill_phase(table, &p, r, inv_i0_beta);
+      const int64_t n0 = n_begin + j;  // the span's first output of phase r
+      int64_t first = n0 / p.n_phases * p.step + r * p.step / p.n_phases - p.half - x_begin;
+      for (int64_t i = j; i < n_y; i += p.n_phases, first += p.step) {
+        y[i] = output(dot_inside, table, &p, x, n_x, first);
+      }
+    }
+  }
+}
+
+static int check_scratch(const plan* p, const void* scratch, int64_t scratch_bytes) {
+  if (scratch_bytes < p->taps * (int64_t)sizeof(float)) return CKW_RESAMPLE_ERR_SCRATCH;
+  if (scratch == NULL || (uintptr_t)scratch % sizeof(float) != 0) return CKW_RESAMPLE_ERR_ARGUMENT;
+  return CKW_RESAMPLE_OK;
+}
+
 int ckw_f32_resample(float* restrict y, int64_t n_out, const float* restrict x, int64_t n_in,
                      int64_t sr_in, int64_t sr_out, void* scratch, int64_t scratch_bytes) {
   int64_t want = ckw_f32_resample_output_length(n_in, sr_in, sr_out);
@@ -187,61 +260,70 @@ int ckw_f32_resample(float* restrict y, int64_t n_out, const float* restrict x, 
     return CKW_RESAMPLE_OK;
   }
   const plan p = make_plan(sr_in, sr_out);
-  if (scratch_bytes < p.taps * (int64_t)sizeof(float)) return CKW_RESAMPLE_ERR_SCRATCH;
-  if (scratch == NULL || (uintptr_t)scratch % sizeof(float) != 0) {
-    return CKW_RESAMPLE_ERR_ARGUMENT;
-  }
-  float* table = (float*)scratch;
-  const double inv_i0_beta = 1.0 / bessel_i0(CKW_RESAMPLE_KAISER_BETA);
-  const int64_t rows = n_out < p.n_phases ? n_out : p.n_phases;
-  const int avx2 = use_avx2();
-#if defined(__x86_64__) || defined(__i386__)
-  const dot_fn dot_inside = avx2 ? dot__avx2 : dot;
-  const dot4_fn dot4_inside = avx2 ? dot4__avx2 : dot4;
-#else
-  const dot_fn dot_inside = dot;
-  const dot4_fn dot4_inside = dot4;
-#endif
+  int rc = check_scratch(&p, scratch, scratch_bytes);
+  if (rc != CKW_RESAMPLE_OK) return rc;
+  resample_span(y, 0, n_out, x, 0, n_in, &p, (float*)scratch,
+                scratch_bytes / (int64_t)sizeof(float));
+  return CKW_RESAMPLE_OK;
+}
 
-  if (rows <= scratch_bytes / (int64_t)sizeof(float) / p.taps) {
-    // Whole phase table: outputs in order, streaming through x once.
-    for (int64_t r = 0; r < rows; ++r) fill_phase(table + r * p.taps, &p, r, inv_i0_beta);
-    // Output n sits at t = n M / L: phase r = n mod L, first tap floor(t) - J. Both advance
-    // incrementally (floor(t) by M / L plus a carry), without divisions.
-    const int64_t whole = p.step / p.n_phases, part = p.step % p.n_phases;
-    int64_t r = 0, floor_t = 0, carry = 0;
-    for (int64_t n = 0; n < n_out;) {
-      const float* rows_k[4];
-      int64_t firsts[4];
-      int k = 0;
-      for (; k < 4 && n + k < n_out; ++k) {
-        rows_k[k] = table + r * p.taps;
-        firsts[k] = floor_t - p.half;
-        floor_t += whole;
-        carry += part;
-        if (carry >= p.n_phases) carry -= p.n_phases, ++floor_t;
-        if (++r == p.n_phases) r = 0;
-      }
-      if (k == 4 && firsts[0] >= 0 && firsts[3] + p.taps <= n_in) {
-        const float* const xs[4] = {x + firsts[0], x + firsts[1], x + firsts[2], x + firsts[3]};
-        dot4_inside(y + n, rows_k, xs, p.taps);
-      } else {
-        for (int q = 0; q < k; ++q) {
-          y[n + q] = output(dot_inside, rows_k[q], &p, x, n_in, firsts[q]);
-        }
-      }
-      n += k;
-    }
-  } else {
-    // Too many phases to keep: one phase at a time, its outputs strided by L.
-    for (int64_t r = 0; r < rows; ++r) {
-      fill_phase(table, &p, r, inv_i0_beta);
-      const int64_t offset = r * p.step / p.n_phases - p.half;
-      for (int64_t j = 0, n = r; n < n_out; ++j, n += p.n_phases) {
-        y[n] = output(dot_inside, table, &p, x, n_in, j * p.step + offset);
-      }
-    }
+int ckw_i64_resample_input_span(int64_t* span, int64_t n_begin, int64_t n_y, int64_t sr_in,
+                                int64_t sr_out) {
+  int rc = check_rates(sr_in, sr_out);
+  if (rc != CKW_RESAMPLE_OK) return rc;
+  if (span == NULL || n_begin < 0 || n_y < 0) return CKW_RESAMPLE_ERR_ARGUMENT;
+  if (n_y > 0 && n_begin + n_y - 1 > (INT64_MAX - sr_out) / sr_in) return CKW_RESAMPLE_ERR_TOO_LONG;
+  if (sr_in == sr_out) {
+    span[0] = n_begin;
+    span[1] = n_begin + n_y;
+    return CKW_RESAMPLE_OK;
   }
+  const plan p = make_plan(sr_in, sr_out);
+  span[0] = n_begin * sr_in / sr_out - p.half;
+  span[1] = n_y > 0 ? (n_begin + n_y - 1) * sr_in / sr_out - p.half + p.taps : span[0];
+  return CKW_RESAMPLE_OK;
+}
+
+int64_t ckw_f32_resample_range_scratch_bytes(int64_t n_y, int64_t sr_in, int64_t sr_out) {
+  int rc = check_rates(sr_in, sr_out);
+  if (rc != CKW_RESAMPLE_OK) return rc;
+  if (n_y < 0) return CKW_RESAMPLE_ERR_ARGUMENT;
+  if (n_y == 0 || sr_in == sr_out) return 0;
+  const plan p = make_plan(sr_in, sr_out);
+  const int64_t rows = n_y < p.n_phases ? n_y : p.n_phases;
+  const int64_t table = rows * p.taps * (int64_t)sizeof(float);
+  return table <= CKW_RESAMPLE_SCRATCH_BYTES ? table : p.taps * (int64_t)sizeof(float);
+}
+
+int ckw_f32_resample_range(float* restrict y, int64_t n_begin, int64_t n_y,
+                           const float* restrict x, int64_t x_begin, int64_t n_x, int64_t n_in,
+                           int64_t sr_in, int64_t sr_out, void* scratch, int64_t scratch_bytes) {
+  int64_t span[2];
+  int rc = ckw_i64_resample_input_span(span, n_begin, n_y, sr_in, sr_out);
+  if (rc != CKW_RESAMPLE_OK) return rc;
+  const int64_t need_first = span[0], need_end = span[1];
+  if (x_begin < 0 || n_x < 0 || (n_in >= 0 && x_begin + n_x > n_in)) return CKW_RESAMPLE_ERR_ARGUMENT;
+  if (n_in >= 0) {
+    int64_t n_out = ckw_f32_resample_output_length(n_in, sr_in, sr_out);
+    if (n_out < 0) return (int)n_out;
+    if (n_begin + n_y > n_out) return CKW_RESAMPLE_ERR_OUTPUT_LENGTH;
+  }
+  if (n_y == 0) return CKW_RESAMPLE_OK;
+  // Every tap inside the signal must be in x: below x only the signal's start, past x only
+  // its (known) end.
+  const int64_t lo = need_first > 0 ? need_first : 0;
+  const int64_t hi = n_in >= 0 && n_in < need_end ? n_in : need_end;
+  if (x_begin > lo || x_begin + n_x < hi) return CKW_RESAMPLE_ERR_INPUT_SPAN;
+  if (y == NULL || (x == NULL && n_x > 0)) return CKW_RESAMPLE_ERR_ARGUMENT;
+  if (sr_in == sr_out) {
+    memcpy(y, x + (n_begin - x_begin), (size_t)n_y * sizeof *y);
+    return CKW_RESAMPLE_OK;
+  }
+  const plan p = make_plan(sr_in, sr_out);
+  rc = check_scratch(&p, scratch, scratch_bytes);
+  if (rc != CKW_RESAMPLE_OK) return rc;
+  resample_span(y, n_begin, n_y, x, x_begin, n_x, &p, (float*)scratch,
+                scratch_bytes / (int64_t)sizeof(float));
   return CKW_RESAMPLE_OK;
 }
 
@@ -261,6 +343,9 @@ const char* ckw_f32_resample_strerror(int code) {
       return "resample: n_out must equal ckw_f32_resample_output_length(n_in, sr_in, sr_out)";
     case CKW_RESAMPLE_ERR_SCRATCH:
       return "resample: scratch smaller than ckw_f32_resample_scratch_bytes(n_in, sr_in, sr_out)";
+    case CKW_RESAMPLE_ERR_INPUT_SPAN:
+      return "resample: the input block misses samples the requested outputs need (see "
+             "ckw_i64_resample_input_span)";
     default:
       return "resample: unknown error code";
   }

@@ -123,6 +123,68 @@ static void test_against_naive(void) {
   }
 }
 
+// Spans of the outputs from blocks of the input (as a stream feeds them) give the whole call's
+// bits: with the length known, and while it is not (only spans whose taps are all received).
+static void test_range_matches_whole(void) {
+  const int64_t rates[][2] = {{8000, 16000}, {44100, 16000}, {48000, 16000}, {22050, 16000},
+                              {16000, 16000}, {44101, 16000}, {12345, 16000}};
+  const int64_t n_in = 20011;
+  uint64_t rng = 5;
+  float* x = malloc((size_t)n_in * sizeof *x);
+  for (int64_t i = 0; i < n_in; ++i) x[i] = test_rng_float(&rng);
+  void* scratch = malloc(CKW_RESAMPLE_SCRATCH_BYTES);
+  for (size_t r = 0; r < sizeof rates / sizeof rates[0]; ++r) {
+    const int64_t sr_in = rates[r][0], sr_out = rates[r][1];
+    const int64_t n_out = ckw_f32_resample_output_length(n_in, sr_in, sr_out);
+    float* whole = malloc((size_t)n_out * sizeof *whole);
+    float* part = malloc((size_t)n_out * sizeof *part);
+    EXPECT(run(whole, n_out, x, n_in, sr_in, sr_out) == 0, "whole %lld", (long long)sr_in);
+    for (int pass = 0; pass < 3; ++pass) {  // known length, unknown length, least scratch
+      memset(part, 0, (size_t)n_out * sizeof *part);
+      for (int64_t n0 = 0; n0 < n_out;) {
+        int64_t n_y = 1 + (int64_t)(test_rng_next(&rng) % 3000);
+        if (n_y > n_out - n0) n_y = n_out - n0;
+        int64_t span[2] = {0, 0};
+        EXPECT(ckw_i64_resample_input_span(span, n0, n_y, sr_in, sr_out) == 0, "input span");
+        const int64_t first = span[0], end = span[1];
+        const int64_t margin = (int64_t)(test_rng_next(&rng) % 50);
+        int64_t lo = first - margin < 0 ? 0 : first - margin;
+        int64_t hi = end + margin > n_in ? n_in : end + margin;
+        const int64_t known = (pass == 1 && end <= n_in) ? -1 : n_in;
+        const int64_t bytes = pass == 2 ? min_scratch(sr_in, sr_out)
+                                        : ckw_f32_resample_range_scratch_bytes(n_y, sr_in, sr_out);
+        int rc = ckw_f32_resample_range(part + n0, n0, n_y, x + lo, lo, hi - lo, known, sr_in,
+                                        sr_out, scratch, bytes);
+        EXPECT(rc == 0, "%lld Hz span %lld+%lld: %s", (long long)sr_in, (long long)n0,
+               (long long)n_y, ckw_f32_resample_strerror(rc));
+        if (first > 0) {  // one needed sample short at either end
+          rc = ckw_f32_resample_range(part + n0, n0, n_y, x + first + 1, first + 1,
+                                      hi - first - 1, n_in, sr_in, sr_out, scratch, bytes);
+          EXPECT(rc == CKW_RESAMPLE_ERR_INPUT_SPAN, "missing first sample: %d", rc);
+        }
+        if (end < n_in) {
+          rc = ckw_f32_resample_range(part + n0, n0, n_y, x + lo, lo, end - 1 - lo, n_in, sr_in,
+                                      sr_out, scratch, bytes);
+          EXPECT(rc == CKW_RESAMPLE_ERR_INPUT_SPAN, "missing last sample: %d", rc);
+        }
+        n0 += n_y;
+      }
+      EXPECT(memcmp(part, whole, (size_t)n_out * sizeof *part) == 0,
+             "%lld -> %lld Hz pass %d: spans differ from the whole call", (long long)sr_in,
+             (long long)sr_out, pass);
+    }
+    EXPECT(ckw_f32_resample_range(part, n_out, 1, x, 0, n_in, n_in, sr_in, sr_out, scratch,
+                                  CKW_RESAMPLE_SCRATCH_BYTES) == CKW_RESAMPLE_ERR_OUTPUT_LENGTH,
+           "output past the end");
+    free(whole), free(part);
+  }
+  int64_t span[2];
+  EXPECT(ckw_i64_resample_input_span(span, -1, 1, 8000, 16000) == CKW_RESAMPLE_ERR_ARGUMENT,
+         "negative start");
+  EXPECT(ckw_f32_resample_range_scratch_bytes(10, 0, 16000) == CKW_RESAMPLE_ERR_RATE, "rate");
+  free(x), free(scratch);
+}
+
 static void test_identity_and_gain(void) {
   enum { N = 3001 };
   static float x[N], y[N * 3];
@@ -188,6 +250,7 @@ static void test_errors(void) {
 
 int main(void) {
   test_against_naive();
+  test_range_matches_whole();
   test_identity_and_gain();
   test_errors();
   return test_finish("f32_resample_test");

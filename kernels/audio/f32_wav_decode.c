@@ -161,30 +161,27 @@ static double float_at(const uint8_t* p, int64_t bytes) {
   return g;
 }
 
-int ckw_f32_wav_decode(float* restrict y, int64_t capacity, const uint8_t* restrict wav,
-                       int64_t n_bytes) {
-  wav_layout w;
-  int rc = parse(wav, n_bytes, &w);
-  if (rc != CKW_WAV_OK) return rc;
-  if (capacity < w.n_frames) return CKW_WAV_ERR_OUTPUT_TOO_SMALL;
-  if (y == NULL && w.n_frames > 0) return CKW_WAV_ERR_ARGUMENT;
-  const uint8_t* p = wav + w.data_offset;
-  const int64_t bytes = w.bytes_per_sample, channels = w.channels;
+// Frames frame_begin .. frame_begin + n - 1 of the data into y[0 .. n); CKW_WAV_OK or
+// CKW_WAV_ERR_SAMPLE_RANGE.
+static int decode_frames(float* restrict y, const uint8_t* restrict wav, const wav_layout* w,
+                          int64_t frame_begin, int64_t n) {
+  const int64_t bytes = w->bytes_per_sample, channels = w->channels;
+  const uint8_t* p = wav + w->data_offset + frame_begin * channels * bytes;
   // Each output is the exact channel mean rounded once to float: integer PCM sums exactly in
   // int64 (at most 65535 terms of 32 bits) and is divided once in double.
-  if (w.format == FORMAT_PCM) {
+  if (w->format == FORMAT_PCM) {
     const double denominator =
         (double)channels * (bytes == 1 ? 128.0 : ldexp(1.0, 8 * (int)bytes - 1));
     // Dividing by a power of two is multiplying by its exact reciprocal.
     const int pow2 = (channels & (channels - 1)) == 0;
     const double inverse = 1.0 / denominator;
     if (bytes == 2 && channels == 1) {  // the common case, kept tight
-      for (int64_t i = 0; i < w.n_frames; ++i) {
+      for (int64_t i = 0; i < n; ++i) {
         y[i] = (float)(int16_t)le16(p + 2 * i) * (1.0f / 32768.0f);  // exact in float
       }
       return CKW_WAV_OK;
     }
-    for (int64_t i = 0; i < w.n_frames; ++i) {
+    for (int64_t i = 0; i < n; ++i) {
       int64_t sum = 0;
       for (int64_t c = 0; c < channels; ++c, p += bytes) sum += pcm_at(p, bytes);
       y[i] = (float)(pow2 ? (double)sum * inverse : (double)sum / denominator);
@@ -193,12 +190,43 @@ int ckw_f32_wav_decode(float* restrict y, int64_t capacity, const uint8_t* restr
   }
   // NaN, infinity or a magnitude beyond CKW_WAV_MAX_FLOAT would turn log-mel frames into
   // garbage (NaN, or float overflow in the power spectrum): refused as a corrupt file.
-  for (int64_t i = 0; i < w.n_frames; ++i) {
+  for (int64_t i = 0; i < n; ++i) {
     double sum = 0.0;
     for (int64_t c = 0; c < channels; ++c, p += bytes) sum += float_at(p, bytes);
     y[i] = (float)(sum / (double)channels);
     if (!(fabsf(y[i]) <= (float)CKW_WAV_MAX_FLOAT)) return CKW_WAV_ERR_SAMPLE_RANGE;  // NaN too
   }
+  return CKW_WAV_OK;
+}
+
+int ckw_f32_wav_decode(float* restrict y, int64_t capacity, const uint8_t* restrict wav,
+                       int64_t n_bytes) {
+  wav_layout w;
+  int rc = parse(wav, n_bytes, &w);
+  if (rc != CKW_WAV_OK) return rc;
+  if (capacity < w.n_frames) return CKW_WAV_ERR_OUTPUT_TOO_SMALL;
+  if (y == NULL && w.n_frames > 0) return CKW_WAV_ERR_ARGUMENT;
+  return decode_frames(y, wav, &w, 0, w.n_frames);
+}
+
+int ckw_f32_wav_decode_range(float* restrict y, int64_t n, const uint8_t* restrict wav,
+                             int64_t n_bytes, int64_t frame_begin) {
+  wav_layout w;
+  int rc = parse(wav, n_bytes, &w);
+  if (rc != CKW_WAV_OK) return rc;
+  if (n < 0 || frame_begin < 0 || (y == NULL && n > 0)) return CKW_WAV_ERR_ARGUMENT;
+  if (frame_begin > w.n_frames || n > w.n_frames - frame_begin) return CKW_WAV_ERR_RANGE;
+  return decode_frames(y, wav, &w, frame_begin, n);
+}
+
+int ckw_i64_wav_info(int64_t* info, const uint8_t* wav, int64_t n_bytes) {
+  wav_layout w;
+  int rc = parse(wav, n_bytes, &w);
+  if (rc != CKW_WAV_OK) return rc;
+  if (info == NULL) return CKW_WAV_ERR_ARGUMENT;
+  info[0] = w.n_frames;
+  info[1] = w.sample_rate;
+  info[2] = w.channels;
   return CKW_WAV_OK;
 }
 
@@ -256,6 +284,8 @@ const char* ckw_f32_wav_decode_strerror(int code) {
              "file is corrupt";
     case CKW_WAV_ERR_OUTPUT_TOO_SMALL:
       return "output buffer smaller than the sample count from ckw_f32_wav_decode_query";
+    case CKW_WAV_ERR_RANGE:
+      return "frames requested past the end of the 'data' chunk";
     default:
       return "unknown error code";
   }

@@ -153,6 +153,23 @@ static void test_formats(void) {
           EXPECT(bad < 0, "case %d (tag %d bits %d ch %d ext %d): sample %lld got %.9g want %.9g",
                  cases, tag, bits, ch, ext, (long long)bad, bad < 0 ? 0.0 : g_out[bad],
                  bad < 0 ? 0.0 : g_ref[bad]);
+          // A stream's blocks (of 3 frames, the last one short) give the same bits.
+          int64_t info[3] = {-1, -1, -1};
+          rc = ckw_i64_wav_info(info, g_wav, b.n);
+          EXPECT(rc == 0 && info[0] == frames && info[1] == (int64_t)rate && info[2] == ch,
+                 "case %d info: %d %lld %lld %lld", cases, rc, (long long)info[0],
+                 (long long)info[1], (long long)info[2]);
+          for (int64_t i = 0; i < frames; i += 3) {
+            const int64_t nb = frames - i < 3 ? frames - i : 3;
+            float block[4] = {0, 0, 0, 4321.0f};
+            rc = ckw_f32_wav_decode_range(block, nb, g_wav, b.n, i);
+            EXPECT(rc == 0 && memcmp(block, g_out + i, (size_t)nb * sizeof *block) == 0 &&
+                       block[3] == 4321.0f,
+                   "case %d block at %lld: %s", cases, (long long)i,
+                   ckw_f32_wav_decode_strerror(rc));
+          }
+          EXPECT(ckw_f32_wav_decode_range(g_out, 1, g_wav, b.n, frames) == CKW_WAV_ERR_RANGE,
+                 "case %d: a block past the end", cases);
           ++cases;
         }
       }

@@ -25,6 +25,9 @@ KERNELS = ["//kernels:model_kernels"]
 
 FRONTEND_CIRCUIT = "//circuits:whisper_audio_frontend.json"
 
+# The frontend's phases: a whole WAV file at once, and a stream's blocks (runtime/audio_stream.py).
+FRONTEND_PHASES = ["run", "wav_info", "wav_block", "resample_span", "resample_block", "mel_peak", "mel_block"]
+
 def whisper_model_library(name, variant, part, visibility = None):
     """Generated C, cc_library and shared library for one Whisper variant and part.
 
@@ -70,7 +73,7 @@ def whisper_frontend_library(name, config, visibility = None):
         kernels = KERNELS,
         variant = "whisper",
         part = "frontend",
-        phases = ["run"],
+        phases = FRONTEND_PHASES,
         visibility = visibility,
     )
 

@@ -6,11 +6,17 @@ Ours is `Engine.transcribe_long` (generated frontend, encoder and decoder; runti
 theirs is `whisper.transcribe(model, audio, ...)`, whose `model.decode` calls are recorded so
 that every window attempt can be compared, not only the final segments.
 
+Cases: the sonnets (long/, 159 s) with tiny and base; a recording of 75 s joined from the
+LibriSpeech clips (tools/testing/joined_audio.py, written as WAV by the test) with tiny and
+base, and with tiny again without conditioning on the previous text and with an initial prompt;
+michaelandsickmichael.wav (tiny) and jfk.wav (base, language detected).
+
 A comparison is meaningful only where both sides decoded greedily: openai-whisper samples at
-temperature > 0 with torch's RNG, we with numpy's. Per clip the test pins the windows that fall
-back (none on the sonnets and jfk.wav; on michaelandsickmichael.wav the last window, 2.4 s
-holding only "thanks", fails at temperature 0 on both sides); elsewhere segments (seek, start,
-end, text, tokens, temperature) are equal and log-probabilities agree to 2e-3.
+temperature > 0 with torch's RNG, we with numpy's. Per case the test pins the windows that fall
+back (on michaelandsickmichael.wav the last window, 2.4 s holding only "thanks", fails at
+temperature 0 on both sides; none elsewhere): each window's greedy attempt is equal and falls
+back on both sides or on neither; segments (seek, start, end, text, tokens, temperature) are
+equal and log-probabilities agree to 2e-3.
 
 The `policy` case runs the same loop over openai-whisper's own PyTorch encoder and decoder
 (TorchTextDecoder): every greedy attempt has openai-whisper's tokens, and log-probabilities
@@ -19,38 +25,70 @@ bit-identical), proving the policy independently of the C numerics.
 """
 
 import functools
+import os
 import sys
+import tempfile
 import time
 
 import numpy as np
 import pytest
+import srt
 import torch
+import webvtt
 import whisper
+from whisper.utils import get_writer
 
 from models.whisper.checkpoint.packed import runfiles_checkpoint_dir
 from models.whisper.reference import openai_reference
 from models.whisper.reference.torch_text_decoder import TorchTextDecoder
-from runtime import audio_input, longform, runfiles
+from runtime import longform, output_formats, runfiles
 from runtime.engine import Engine
 from runtime.tokenizer import WhisperTokenizer
+from tools.testing.joined_audio import librispeech_joined, write_wav
 
 TEMPERATURES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
 SONNETS = "long/shakespeare_sonnets_I-III_concat.flac"
 MICHAEL = "formats/michaelandsickmichael.wav"
+JOINED = "librispeech joined to 75 s"
+PROMPT = "Shakespeare's sonnets and LibriSpeech: Lucius, Heaven, the Hebrides."
 
-# (variant, clip, windows (by index) that fall back to temperature > 0 on openai-whisper's side)
+# name: (variant, clip, windows (by index) that fall back to temperature > 0 on openai-whisper's
+# side, options besides the defaults)
 CASES = {
-    "sonnets": ("tiny", SONNETS, []),
-    "michael": ("tiny", MICHAEL, [2]),
-    "jfk": ("base", "jfk.wav", []),  # language detected: base is multilingual
+    "sonnets": ("tiny", SONNETS, [], {}),
+    "sonnets_base": ("base", SONNETS, [], {}),
+    "joined": ("tiny", JOINED, [], {}),
+    "joined_base": ("base", JOINED, [], {}),
+    "joined_no_condition": ("tiny", JOINED, [], {"condition_on_previous_text": False}),
+    "joined_prompt": ("tiny", JOINED, [], {"initial_prompt": PROMPT}),
+    "michael": ("tiny", MICHAEL, [2], {}),
+    "jfk": ("base", "jfk.wav", [], {}),  # language detected: base is multilingual
 }
 
 
-@functools.lru_cache(maxsize=None)
-def reference(variant: str, clip: str):
+# One Bazel target per case (tests/e2e/BUILD.bazel sets it); all of them when run by hand.
+SELECTED = [os.environ["CKW_LONGFORM_CASE"]] if os.environ.get("CKW_LONGFORM_CASE") else list(CASES)
+
+
+@functools.cache
+def joined_wav() -> str:
+    """The joined LibriSpeech recording as a 16-bit WAV file (our side reads the file)."""
+    audio = librispeech_joined(os.path.dirname(runfiles.locate("test_audio", "librispeech/MANIFEST.tsv")), 75)
+    path = os.path.join(os.environ.get("TEST_TMPDIR", tempfile.gettempdir()), "librispeech_joined.wav")
+    write_wav(path, audio)
+    return path
+
+
+def clip_path(clip: str) -> str:
+    return joined_wav() if clip == JOINED else runfiles.locate("test_audio", clip)
+
+
+@functools.cache
+def reference(case: str):
     """openai-whisper's transcribe() result, its decode() attempts in order, and its wall time."""
+    variant, clip, _, options = CASES[case]
     model = openai_reference.model(variant)
-    audio = openai_reference.read_audio_16k(runfiles.locate("test_audio", clip))
+    audio = openai_reference.read_audio_16k(clip_path(clip))
     attempts = []
 
     def recording_decode(mel, options):
@@ -63,7 +101,8 @@ def reference(variant: str, clip: str):
     model.decode = recording_decode  # an instance attribute: whisper.transcribe calls model.decode
     try:
         t0 = time.perf_counter()
-        result = whisper.transcribe(model, audio, temperature=TEMPERATURES, fp16=False, language=None, verbose=None)
+        result = whisper.transcribe(model, audio, temperature=TEMPERATURES, fp16=False, language=None, verbose=None,
+                                    **options)
         seconds = time.perf_counter() - t0
     finally:
         del model.decode
@@ -81,8 +120,8 @@ def windows_of(attempts):
 
 
 def check_against_reference(case, got, abs_logprob):
-    variant, clip, fallback = CASES[case]
-    ref, ref_attempts, _ = reference(variant, clip)
+    fallback = CASES[case][2]
+    ref, ref_attempts, _ = reference(case)
     ref_windows = windows_of(ref_attempts)
     assert [i for i, w in enumerate(ref_windows) if len(w) > 1] == fallback, \
         "openai-whisper fell back on other windows than this test expects: the comparison needs greedy windows"
@@ -119,17 +158,17 @@ def engines():
     return {}
 
 
-@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("case", SELECTED)
 def test_c_engine_transcribe_equals_openai_whisper(case, engines):
-    variant, clip, _ = CASES[case]
+    variant, clip, _, options = CASES[case]
     if variant not in engines:
         engines[variant] = Engine.from_runfiles(variant)
     engine = engines[variant]
-    wav = audio_input.load_audio_bytes(runfiles.locate("test_audio", clip))
     t0 = time.perf_counter()
-    got = engine.transcribe_long(wav, longform.TranscribeOptions(language=None, temperature=TEMPERATURES))
+    got = engine.transcribe_long(clip_path(clip),
+                                 longform.TranscribeOptions(language=None, temperature=TEMPERATURES, **options))
     seconds = time.perf_counter() - t0
-    ref, _, ref_seconds = reference(variant, clip)
+    ref, _, ref_seconds = reference(case)
     print(f"\n{case} ({variant}, {clip}): {len(got['segments'])} segments, {len(got['windows'])} windows; "
           f"ckw {seconds:.2f} s (timings_ms {got['timings_ms']}), openai-whisper {ref_seconds:.2f} s, "
           f"ratio {seconds / ref_seconds:.2f}", file=sys.stderr)
@@ -137,14 +176,37 @@ def test_c_engine_transcribe_equals_openai_whisper(case, engines):
         print(f"  [{s['start']:7.2f} -> {s['end']:7.2f}] T={s['temperature']} {s['text']}", file=sys.stderr)
     check_against_reference(case, got, abs_logprob=2e-3)
     assert got["tokens"] == [t for s in got["segments"] for t in s["tokens"] if t < engine.tokenizer.eot]
+    if not CASES[case][2]:
+        check_writers(got, ref)
     if case == "jfk":
         assert got["language"] == "en"
         assert got["text"].strip().startswith("And so my fellow Americans")
 
 
+def check_writers(got, ref):
+    """Our transcript files equal openai-whisper's writers' on its own result, byte for byte; srt
+    and vtt parse with the srt and webvtt-py packages, and their cues are our segments."""
+    with tempfile.TemporaryDirectory() as out:
+        for fmt in ("txt", "tsv", "srt", "vtt"):
+            get_writer(fmt, out)(ref, "ref.wav")
+            with open(os.path.join(out, f"ref.{fmt}"), encoding="utf-8") as f:
+                theirs = f.read()
+            assert output_formats.render(got, fmt) == theirs, f"{fmt} differs from openai-whisper's writer"
+        cues = list(srt.parse(output_formats.render(got, "srt")))
+        captions = webvtt.from_string(output_formats.render(got, "vtt")).captions
+    assert len(cues) == len(captions) == len(got["segments"])
+    for s, cue, caption in zip(got["segments"], cues, captions):
+        text = s["text"].strip().replace("-->", "->")
+        assert cue.content == caption.text == text
+        for start, end in ((cue.start.total_seconds(), cue.end.total_seconds()),
+                           (caption.start_time.in_milliseconds() / 1000, caption.end_time.in_milliseconds() / 1000)):
+            assert start == pytest.approx(s["start"], abs=5e-4) and end == pytest.approx(s["end"], abs=5e-4)
+
+
+@pytest.mark.skipif("michael" not in SELECTED, reason="runs in the michael target")
 def test_michael_policy_on_the_reference_model_equals_openai_whisper():
     """The same loop over openai-whisper's PyTorch encoder and decoder: float-rounding agreement."""
-    variant, clip, _ = CASES["michael"]
+    variant, clip, _, _ = CASES["michael"]
     model = openai_reference.model(variant)
     tok = WhisperTokenizer.from_checkpoint(runfiles_checkpoint_dir(variant))
     audio = openai_reference.read_audio_16k(runfiles.locate("test_audio", clip))

@@ -20,7 +20,7 @@ when the test runs as root), and expects exactly one of:
 The cases (file -> expected outcome):
 
   empty.wav                   empty file                                -> error 1 "the file is empty"
-  text.wav                    not RIFF (a text file)                    -> error 1 "nor a format soundfile can decode"
+  text.wav                    not RIFF (a text file)                    -> error 1 "nor a format FFmpeg can read"
   header_only.wav             44-byte header declaring 1 s, no samples  -> error 1 "declared size runs past the end"
   no_samples.wav              header with an empty data chunk           -> silent (openai-whisper: empty transcript)
   data_short.wav              jfk with its last 1001 bytes cut off      -> error 1 "declared size runs past the end"
@@ -47,7 +47,7 @@ The cases (file -> expected outcome):
   a_folder/                   a directory                               -> error 1 "is a directory"
   missing.wav                 no such file                              -> error 1 "no such file"
   unreadable.wav              jfk without read permission               -> error 1 "permission denied"
-  junk.mp3 / junk.ogg / junk.flac  magic bytes then zeros               -> error 1 "nor a format soundfile can decode"
+  junk.mp3 / junk.ogg / junk.flac  magic bytes then zeros               -> error 1 "nor a format FFmpeg can read"
   truncated.flac              jfk as FLAC, cut in half                  -> error 1 "truncated or damaged"
   --output into a missing folder                                        -> error 1 "does not exist"
   --output into a read-only folder                                      -> error 1 "cannot write into"
@@ -133,7 +133,7 @@ def rifx(x, rate):
 # name -> (bytes of the file from jfk's samples and rate, expected outcome)
 FILES = {
     "empty.wav": (lambda x, r: b"", ("error", 1, "the file is empty")),
-    "text.wav": (lambda x, r: b"This is not audio at all.\n" * 20, ("error", 1, "nor a format soundfile can decode")),
+    "text.wav": (lambda x, r: b"This is not audio at all.\n" * 20, ("error", 1, "nor a format FFmpeg can read")),
     "header_only.wav": (lambda x, r: wb.wav(np.zeros(0), 16000, declared_data=32000),
                         ("error", 1, "declared size runs past the end")),
     "no_samples.wav": (lambda x, r: wb.wav(np.zeros(0), 16000), ("silent",)),
@@ -165,9 +165,9 @@ FILES = {
     "rifx.wav": (lambda x, r: rifx(x, r), ("same_text",)),
     "hour_of_silence.wav": (lambda x, r: wb.riff(wb.fmt_chunk(wb.PCM, 1, 16000, 16), wb.chunk(b"data", bytes(3600 * 32000))),
                             ("complete", 3600.0)),
-    "junk.mp3": (lambda x, r: b"ID3\x03\x00\x00\x00\x00\x00\x00" + bytes(400), ("error", 1, "nor a format soundfile can decode")),
-    "junk.ogg": (lambda x, r: b"OggS" + bytes(400), ("error", 1, "nor a format soundfile can decode")),
-    "junk.flac": (lambda x, r: b"fLaC" + bytes(400), ("error", 1, "nor a format soundfile can decode")),
+    "junk.mp3": (lambda x, r: b"ID3\x03\x00\x00\x00\x00\x00\x00" + bytes(400), ("error", 1, "nor a format FFmpeg can read")),
+    "junk.ogg": (lambda x, r: b"OggS" + bytes(400), ("error", 1, "nor a format FFmpeg can read")),
+    "junk.flac": (lambda x, r: b"fLaC" + bytes(400), ("error", 1, "nor a format FFmpeg can read")),
     "truncated.flac": (lambda x, r: flac(x, r)[: len(flac(x, r)) // 2], ("error", 1, "truncated or damaged")),
 }
 

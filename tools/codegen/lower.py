@@ -12,7 +12,7 @@ from tools.codegen.layouts import Node, PhaseGraph
 from tools.codegen.plan import PhasePlan, StateRegion, align as plan_align, scratch_exprs, tensor_bytes
 from tools.codegen.shapes import query_dims, shape_of
 
-C_TYPES = {"f32": "float", "i32": "int32_t", "i16": "int16_t", "u8": "uint8_t"}
+C_TYPES = {"f32": "float", "i64": "int64_t", "i32": "int32_t", "i16": "int16_t", "u8": "uint8_t"}
 _MANIFEST_DTYPES = {"f32": "f32", "float32": "f32", "F32": "f32", "<f4": "f32"}
 
 

@@ -3,11 +3,10 @@
 
 import io
 import json
-import struct
 
 import pytest
 
-from tools.corpus import inputs, journal, outputs, progress, worker
+from tools.corpus import inputs, journal, outputs, progress
 
 
 def touch(path, size):
@@ -121,20 +120,6 @@ def test_outputs_are_written_whole(tmp_path):
     assert (tmp_path / "deep/er/a.flac.txt").read_text(encoding="utf-8") == "again\n"
     assert sorted(p.name for p in (tmp_path / "deep/er").iterdir()) == ["a.flac.txt"]
     assert outputs.output_relpath("x/a.flac", "srt") == "x/a.flac.srt"
-
-
-def wav(rate, channels, frames, extra_chunk=b""):
-    block = 2 * channels
-    fmt = struct.pack("<HHIIHH", 1, channels, rate, rate * block, block, 16)
-    data = b"\0" * (frames * block)
-    body = b"WAVE" + b"fmt " + struct.pack("<I", 16) + fmt + extra_chunk + b"data" + struct.pack("<I", len(data)) + data
-    return b"RIFF" + struct.pack("<I", len(body)) + body
-
-
-def test_wav_seconds_reads_the_header():
-    assert worker.wav_seconds(wav(16000, 1, 16000 * 3)) == 3.0
-    assert worker.wav_seconds(wav(8000, 2, 4000, extra_chunk=b"LIST" + struct.pack("<I", 3) + b"abc\0")) == 0.5
-    assert worker.wav_seconds(b"RIFF\0\0\0\0WAVE") is None
 
 
 def test_progress_lines_and_summary():

@@ -6,33 +6,16 @@ actor reads each file itself (the object store carries paths in and transcripts 
 audio) and returns the rendered output; the driver writes it and journals it.
 """
 
+import dataclasses
 import os
 import socket
-import struct
 import time
 
 from runtime import audio_input
 from runtime.engine import Engine, EngineError
 from runtime.longform import TranscribeOptions
+from runtime.transcription import collect
 from tools import transcribe
-
-
-def wav_seconds(wav: bytes) -> float | None:
-    """Duration of a RIFF/WAVE file from its fmt and data chunks (None if they are unreadable;
-    the frontend then reports the file)."""
-    rate = block = None
-    pos = 12
-    while pos + 8 <= len(wav):
-        chunk, size = wav[pos:pos + 4], struct.unpack_from("<I", wav, pos + 4)[0]
-        if chunk == b"fmt " and size >= 16 and pos + 24 <= len(wav):
-            rate, block = struct.unpack_from("<I", wav, pos + 12)[0], struct.unpack_from("<H", wav, pos + 20)[0]
-        elif chunk == b"data":
-            if not rate or not block:
-                return None
-            size = min(size, len(wav) - pos - 8)  # streamed WAVs may declare 0xFFFFFFFF
-            return size // block / rate
-        pos += 8 + size + (size & 1)
-    return None
 
 
 class CorpusWorker:
@@ -53,10 +36,13 @@ class CorpusWorker:
         """{output, audio_seconds, wall_seconds}, or {error, wall_seconds} for a bad file."""
         t0 = time.perf_counter()
         try:
-            wav = audio_input.load_audio_bytes(path)
-            result = self.engine.transcribe_long(wav, self.options)
+            # The single-file CLI's path: the engine reads the file (WAV by the C parser, other
+            # containers by PyAV), so each output equals //tools:transcribe's.
+            options = {f.name: getattr(self.options, f.name) for f in dataclasses.fields(self.options)}
+            segments, info = self.engine.transcribe(path, **options)
+            result = collect(segments, info, self.engine.tokenizer.eot)
             output = transcribe.render_output(result, self.output_format)
         except (audio_input.AudioInputError, EngineError, ValueError) as e:
             message = str(e) if path in str(e) else f"{path}: {e}"
             return {"error": message, "wall_seconds": time.perf_counter() - t0}
-        return {"output": output, "audio_seconds": wav_seconds(wav), "wall_seconds": time.perf_counter() - t0}
+        return {"output": output, "audio_seconds": info.duration, "wall_seconds": time.perf_counter() - t0}

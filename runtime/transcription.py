@@ -1,0 +1,75 @@
+"""What `Engine.transcribe(audio, **options)` returns, in the manner of faster-whisper's
+`WhisperModel.transcribe`: an iterator of `Segment`s, decoded as it is consumed, and a
+`TranscriptionInfo` known before the first segment (language, its probability, duration).
+
+The options are openai-whisper's `transcribe()` keywords (runtime/longform.py
+`TranscribeOptions`); `options_from(**kwargs)` checks them and names a wrong one.
+"""
+
+import dataclasses
+from collections.abc import Iterator
+
+from runtime.longform import TranscribeOptions
+
+OPTION_NAMES = tuple(f.name for f in dataclasses.fields(TranscribeOptions))
+
+
+@dataclasses.dataclass(frozen=True)
+class Segment:
+    """One segment, as openai-whisper's result["segments"] entries."""
+
+    id: int
+    seek: int  # the window's first mel frame (10 ms each)
+    start: float  # seconds
+    end: float
+    text: str
+    tokens: list[int]  # text and timestamp tokens
+    temperature: float  # of the attempt the window kept
+    avg_logprob: float
+    compression_ratio: float
+    no_speech_prob: float
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass
+class TranscriptionInfo:
+    """Known when `transcribe` returns: language (given, or detected on the first 30 s),
+    language_probability and all_language_probs (None unless detected), duration (seconds of
+    audio), options and model. Filled in once the segments are exhausted: windows (every decoded
+    window and its attempts), text and timings_ms."""
+
+    language: str
+    language_probability: float | None
+    all_language_probs: dict[str, float] | None
+    duration: float
+    options: TranscribeOptions
+    model: dict
+    windows: list[dict] = dataclasses.field(default_factory=list)
+    text: str | None = None
+    timings_ms: dict[str, float] = dataclasses.field(default_factory=dict)
+
+
+def options_from(**kwargs) -> TranscribeOptions:
+    """TranscribeOptions from keywords; ValueError naming an unknown one."""
+    unknown = sorted(set(kwargs) - set(OPTION_NAMES))
+    if unknown:
+        raise ValueError(f"unknown transcribe option {', '.join(map(repr, unknown))}; "
+                         f"known: {', '.join(OPTION_NAMES)}")
+    return TranscribeOptions(**kwargs)
+
+
+def collect(segments: Iterator[Segment], info: TranscriptionInfo, eot: int) -> dict:
+    """Consumes the segments; openai-whisper's result dictionary (text, segments, language) plus
+    tokens (every text token: ids below `eot`), windows, model and timings_ms."""
+    done = [s.as_dict() for s in segments]
+    return {
+        "text": info.text,
+        "segments": done,
+        "tokens": [t for s in done for t in s["tokens"] if t < eot],
+        "language": info.language,
+        "windows": info.windows,
+        "model": info.model,
+        "timings_ms": info.timings_ms,
+    }

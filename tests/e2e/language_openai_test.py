@@ -1,0 +1,108 @@
+"""Language detection and translation with base against openai-whisper on the same converted
+weights (fp16=False).
+
+- Every clip of multilingual/: the language `Engine.transcribe` detects (the logits after
+  <|startoftranscript|> over the first 30 s of the padded log-mel, as `transcribe()` calls
+  `detect_language`) equals openai-whisper's, and so does its probability, given the same
+  16 kHz samples; decoding an opus file itself (through PyAV's FFmpeg, not soundfile's
+  libopus) detects the same language.
+- Translating the German clips to English: every window's greedy attempt equals
+  `whisper.transcribe(..., task="translate")`'s (tokens) and falls back exactly where it falls
+  back; where every window stays greedy (fleurs-de-000) the segments are equal (tokens, times,
+  text, temperature). Sampled text itself is not compared: the RNGs differ.
+"""
+
+import functools
+import os
+
+import pytest
+import torch
+import whisper
+
+from models.whisper.reference import openai_reference
+from runtime import runfiles
+from runtime.engine import Engine
+from runtime.longform import TranscribeOptions
+
+TEMPERATURES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
+FOLDER = "multilingual"
+CLIPS = sorted(f for f in os.listdir(os.path.dirname(runfiles.locate("test_audio", f"{FOLDER}/MANIFEST.tsv")))
+               if not f.endswith(".tsv"))
+GERMAN = {"fleurs-de-000.ogg": [], "fleurs-de-001.ogg": [0], "test_de.wav": [0]}  # clip: windows that fall back
+
+
+@functools.cache
+def engine() -> Engine:
+    return Engine.from_runfiles("base")
+
+
+def audio_16k(clip: str):
+    return openai_reference.read_audio_16k(runfiles.locate("test_audio", f"{FOLDER}/{clip}"))
+
+
+def reference_language(audio):
+    """openai-whisper's transcribe(): detect_language on pad_or_trim(log-mel with 30 s of padding)."""
+    model = openai_reference.model("base")
+    mel = whisper.log_mel_spectrogram(torch.from_numpy(audio), model.dims.n_mels, padding=whisper.audio.N_SAMPLES)
+    with torch.no_grad():
+        _, probs = model.detect_language(whisper.audio.pad_or_trim(mel, whisper.audio.N_FRAMES))
+    return max(probs, key=probs.get), probs
+
+
+def test_every_multilingual_clip_is_there():
+    assert len(CLIPS) == 18 and {"test_de.wav", "mini_zh_mid.wav", "fleurs-pt-001.ogg"} <= set(CLIPS)
+
+
+@pytest.mark.parametrize("clip", CLIPS)
+def test_detected_language_equals_openai_whisper(clip):
+    audio = audio_16k(clip)
+    want, want_probs = reference_language(audio)
+    _, info = engine().transcribe(audio)  # detection happens before the first segment is asked for
+    assert info.language == want, f"{clip}: ours {info.language}, openai-whisper {want}"
+    assert info.language_probability == pytest.approx(want_probs[want], abs=2e-3)
+    assert set(info.all_language_probs) == set(want_probs)
+    if not clip.endswith(".wav"):  # opus through FFmpeg's decoder, not the reference's libopus
+        _, from_file = engine().transcribe(runfiles.locate("test_audio", f"{FOLDER}/{clip}"))
+        assert from_file.language == want
+
+
+def reference_translation(audio):
+    """openai-whisper's result and its decode() attempts grouped per window."""
+    model = openai_reference.model("base")
+    attempts = []
+
+    def recording_decode(mel, options):
+        result = whisper.decode(model, mel, options)
+        if options.temperature == 0.0:
+            attempts.append([])
+        attempts[-1].append((options.temperature, list(result.tokens)))
+        return result
+
+    model.decode = recording_decode  # an instance attribute: whisper.transcribe calls model.decode
+    try:
+        result = whisper.transcribe(model, audio, task="translate", temperature=TEMPERATURES, fp16=False,
+                                    language=None, verbose=None)
+    finally:
+        del model.decode
+    return result, attempts
+
+
+@pytest.mark.parametrize("clip", list(GERMAN))
+def test_translation_equals_openai_whisper(clip):
+    audio = audio_16k(clip)
+    want, want_windows = reference_translation(audio)
+    got = engine().transcribe_long(audio, TranscribeOptions(task="translate", temperature=TEMPERATURES))
+    assert got["language"] == want["language"] == "de"
+    assert [i for i, w in enumerate(want_windows) if len(w) > 1] == GERMAN[clip]
+    assert len(got["windows"]) == len(want_windows)
+    for i, (ours, theirs) in enumerate(zip(got["windows"], want_windows)):
+        assert ours["attempts"][0]["tokens"] == theirs[0][1], f"{clip} window {i}: greedy attempt"
+        assert (len(ours["attempts"]) > 1) == (len(theirs) > 1), f"{clip} window {i}: fallback decision"
+    if GERMAN[clip]:
+        return
+    assert len(got["segments"]) == len(want["segments"])
+    for ours, theirs in zip(got["segments"], want["segments"]):
+        for key in ("seek", "start", "end", "text", "tokens", "temperature"):
+            assert ours[key] == theirs[key], f"{clip} segment {theirs['id']} {key}: {ours[key]!r} vs {theirs[key]!r}"
+    assert got["text"] == want["text"]
+    assert got["text"].isascii()  # English, not German
