@@ -36,9 +36,20 @@ ERROR_CODES = {
 }
 ABI_VERSION = 1  # abi.json's "abi_version" this module reads
 
-_F32 = np.ctypeslib.ndpointer(np.float32, flags="C_CONTIGUOUS")
-_I32 = np.ctypeslib.ndpointer(np.int32, flags="C_CONTIGUOUS")
-_U8 = np.ctypeslib.ndpointer(np.uint8, flags="C_CONTIGUOUS")
+def _array(dtype):
+    """A C-contiguous numpy array of `dtype` without a copy, or None for NULL (an optional output;
+    the generated code refuses NULL where it is required, E_ARGUMENT)."""
+    base = np.ctypeslib.ndpointer(dtype, flags="C_CONTIGUOUS")
+
+    class Array(base):
+        @classmethod
+        def from_param(cls, obj):
+            return None if obj is None else base.from_param(obj)
+
+    return Array
+
+
+_F32, _I32, _U8 = _array(np.float32), _array(np.int32), _array(np.uint8)
 _H = ctypes.c_void_p
 
 # Edge inspection (tools/codegen/README.md, "Edge taps"): called after each kernel call with

@@ -57,7 +57,9 @@ class DecodingOptions:
     suppress_blank: bool = True
     temperature: float = 0.0
     best_of: Optional[int] = None  # independent samples at temperature > 0; the likeliest wins
-    length_penalty: Optional[float] = None  # ranking of best_of samples (None: divide by length)
+    beam_size: Optional[int] = None  # beam search at temperature 0 (runtime/beam_search.py)
+    patience: Optional[float] = None  # beam search keeps round(beam_size * patience) finished candidates
+    length_penalty: Optional[float] = None  # ranking of beams or best_of samples (None: divide by length)
     without_timestamps: bool = True  # openai-whisper's default is False (see the module notes)
     max_initial_timestamp: Optional[float] = 1.0
     prompt: TokenSpec = None  # previous text (str, encoded with a leading space) or token ids
@@ -168,9 +170,19 @@ def decode(
         raise ValueError("best_of needs temperature > 0 (greedy decoding has one candidate)")
     if options.length_penalty is not None and not 0 <= options.length_penalty <= 1:
         raise ValueError(f"length_penalty {options.length_penalty} must be between 0 and 1")
+    if options.beam_size is not None and options.best_of is not None:
+        raise ValueError("beam_size and best_of cannot be given together (beams at temperature 0, best_of above)")
+    if options.patience is not None and options.beam_size is None:
+        raise ValueError("patience needs beam_size")
     if options.language is None:  # openai-whisper detects the language of every such window
         language = detect_language(decoder, tokenizer, memory)[0] if tokenizer.is_multilingual else "en"
         options = dataclasses.replace(options, language=language)
+    if options.beam_size is not None or (options.best_of or 1) > 1 and hasattr(decoder, "decode_batch"):
+        from runtime import beam_search  # the whole group in one decoder call per step
+
+        if options.beam_size is not None:
+            return beam_search.beam_search(decoder, tokenizer, memory, options)
+        return beam_search.sample_best_of(decoder, tokenizer, memory, options, rng or np.random.default_rng(0))
     n_ctx = decoder.n_text_ctx
     prefix = initial_tokens(tokenizer, options, n_ctx)
     sot_index = prefix.index(tokenizer.sot)

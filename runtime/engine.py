@@ -73,7 +73,8 @@ class Decoder:
         self.handle = abi.Handle(self.lib, weights, threads=threads)
         self.n_vocab = self.lib.dim("n_vocab")
         self.n_text_ctx = self.lib.dim("n_ctx")
-        self._step = np.empty((1, self.n_vocab), np.float32)
+        self.max_beams = self.lib.dim("max_beams")
+        self._steps = np.empty((self.max_beams, self.n_vocab), np.float32)
         self.calls = {"prefill": 0.0, "decode": 0.0}
 
     def set_encoder_memory(self, memory: np.ndarray) -> None:
@@ -86,15 +87,43 @@ class Decoder:
         ids = np.asarray(tokens, dtype=np.int32)
         logits = np.empty((ids.size, self.n_vocab), np.float32)
         self.handle("reset")
-        self.handle("prefill", ids, ids.size, logits)
+        self.handle("prefill", ids, ids.size, None, logits)
         self.calls["prefill"] += time.perf_counter() - t0
         return logits[list(rows)]
 
     def decode(self, token: int) -> np.ndarray:
+        return self.decode_batch([token])[0]
+
+    def decode_batch(self, tokens: Sequence[int]) -> np.ndarray:
+        """One token for each of len(tokens) sequences (beams) at the current position, in one
+        call; logits [len(tokens), n_vocab] (a buffer the next call reuses)."""
         t0 = time.perf_counter()
-        self.handle("decode", int(token), self._step)
+        ids = np.asarray(tokens, dtype=np.int32)
+        if not 1 <= ids.size <= self.max_beams:
+            raise abi.AbiError(f"decode_batch: {ids.size} sequences; this decoder runs 1 to {self.max_beams} at once "
+                               "(max_beams, fixed when the library was built)", abi.E_ARGUMENT)
+        out = self._steps[:ids.size]
+        self.handle("decode", ids, ids.size, out)
         self.calls["decode"] += time.perf_counter() - t0
-        return self._step[0]
+        return out
+
+    def align(self, tokens: Sequence[int]):
+        """A teacher-forced run of `tokens` from position 0 with the cross-attention logits on
+        (word timestamps): logits [T, n_vocab], cross_qk [n_layers, n_heads, T, n_audio]."""
+        t0 = time.perf_counter()
+        ids = np.asarray(tokens, dtype=np.int32)
+        logits = np.empty((ids.size, self.n_vocab), np.float32)
+        qk = np.empty((self.lib.dim("n_layers"), self.lib.dim("n_heads"), ids.size, self.lib.dim("n_audio")),
+                      np.float32)
+        self.handle("reset")
+        self.handle("prefill", ids, ids.size, qk, logits)
+        self.calls["prefill"] += time.perf_counter() - t0
+        return logits, qk
+
+    def reorder(self, source: Sequence[int]) -> None:
+        """Sequence b continues from sequence source[b] (self-K/V rearranged in C, in place)."""
+        ids = np.asarray(source, dtype=np.int32)
+        self.handle("reorder", ids, ids.size)
 
     @property
     def cross_kv_projections(self) -> int:
@@ -205,10 +234,10 @@ class Engine:
     def __exit__(self, *exc) -> None:
         self.close()
 
-
     @_one_call_at_a_time
     def transcribe_window(self, wav: bytes, options: DecodingOptions = DecodingOptions()) -> Dict:
-        """The first 30 s of a WAV file only, greedy, text only (one window, no timestamps)."""
+        """The first 30 s of a WAV file only, at temperature 0 (greedy, or beams with options.beam_size),
+        text only (one window, no timestamps)."""
         t0 = time.perf_counter()
         try:
             mel = self.frontend.log_mel(wav)
@@ -299,7 +328,8 @@ class Engine:
                 with _in_use(self, "Engine.transcribe segments"):
                     run = longform.iter_segments(
                         windows, self.decoder, self.tokenizer, opts, n_audio_ctx=self.config.get("n_audio_ctx", 1500),
-                        on_progress=(lambda frames: on_progress(frames * seconds_per_frame)) if on_progress else None)
+                        on_progress=(lambda frames: on_progress(frames * seconds_per_frame)) if on_progress else None,
+                        alignment_heads=self.config.get("alignment_heads") or ())
                     while True:
                         try:
                             segment = next(run)

@@ -31,7 +31,7 @@ from typing import Callable, Dict, Generator, List, Optional, Protocol, Sequence
 
 import numpy as np
 
-from runtime import decoding
+from runtime import decoding, word_timing
 from runtime.decoding import DecodingOptions, DecodingResult, TextDecoder
 from runtime.tokenizer import WhisperTokenizer
 
@@ -60,8 +60,13 @@ class TranscribeOptions:
     suppress_blank: bool = True
     sample_len: Optional[int] = None
     best_of: Optional[int] = None
+    beam_size: Optional[int] = None  # beam search for attempts at temperature 0 (runtime/beam_search.py)
+    patience: Optional[float] = None
     length_penalty: Optional[float] = None
     seed: int = 0  # for sampling at temperature > 0
+    word_timestamps: bool = False  # words with start, end, probability per segment (runtime/word_timing.py)
+    prepend_punctuations: str = word_timing.PREPEND_PUNCTUATIONS
+    append_punctuations: str = word_timing.APPEND_PUNCTUATIONS
 
 
 def temperature_schedule(start: float, increment: Optional[float]) -> Tuple[float, ...]:
@@ -156,6 +161,7 @@ def transcribe(
     n_audio_ctx: int = 1500,
     decode_fn: DecodeFn = decoding.decode,
     on_segment: Optional[Callable[[Dict], None]] = None,
+    alignment_heads: Sequence[Sequence[int]] = (),
 ) -> Dict:
     """Transcribes a whole recording.
 
@@ -170,7 +176,7 @@ def transcribe(
     (temperature, tokens, avg_logprob, compression_ratio, no_speech_prob of every decode).
     """
     segments = iter_segments(EncodedWindows(mel, encode), decoder, tokenizer, options,
-                             n_audio_ctx=n_audio_ctx, decode_fn=decode_fn)
+                             n_audio_ctx=n_audio_ctx, decode_fn=decode_fn, alignment_heads=alignment_heads)
     while True:
         try:
             segment = next(segments)
@@ -189,10 +195,12 @@ def iter_segments(
     n_audio_ctx: int = 1500,
     decode_fn: DecodeFn = decoding.decode,
     on_progress: Optional[Callable[[int], None]] = None,
+    alignment_heads: Sequence[Sequence[int]] = (),
 ) -> Generator[Dict, None, Dict]:
     """`transcribe` as a generator: yields each segment as soon as it is known and returns the
     result dictionary. on_progress: called after each window with the content frames it
-    advanced (as openai-whisper's progress bar)."""
+    advanced (as openai-whisper's progress bar). alignment_heads: (layer, head) pairs whose
+    cross-attention times the words (options.word_timestamps)."""
     content_frames = encoded.content_frames
     input_stride = N_FRAMES // n_audio_ctx  # mel frames per output position: 2
     time_precision = input_stride * HOP_LENGTH / SAMPLE_RATE  # seconds per timestamp step: 0.02
@@ -222,8 +230,11 @@ def iter_segments(
         attempts = []
         result = None
         for t in temperatures:
+            # As openai-whisper: beams at temperature 0, best_of samples above.
             opts = dataclasses.replace(base, temperature=float(t), prompt=list(prompt),
-                                       best_of=options.best_of if t > 0 else None)
+                                       best_of=options.best_of if t > 0 else None,
+                                       beam_size=options.beam_size if t == 0 else None,
+                                       patience=options.patience if t == 0 else None)
             result = decode_fn(decoder, tokenizer, memory, opts, rng)
             attempts.append({"temperature": float(t), "tokens": list(result.tokens), "avg_logprob": result.avg_logprob,
                              "compression_ratio": result.compression_ratio, "no_speech_prob": result.no_speech_prob})
@@ -262,6 +273,7 @@ def iter_segments(
             on_progress(min(seek, content_frames) - reported)
             reported = min(seek, content_frames)
 
+    last_speech_timestamp = 0.0  # word timestamps: the end of the last word so far
     while clip_idx < len(seek_clips):
         seek_clip_start, seek_clip_end = seek_clips[clip_idx]
         if seek < seek_clip_start:
@@ -341,10 +353,23 @@ def iter_segments(
             current.append(new_segment(time_offset, time_offset + duration, tokens))
             seek += segment_size
 
+        if options.word_timestamps:
+            word_timing.add_word_timestamps(
+                current, decoder, tokenizer, memory_for(window_seek, segment_size), segment_size, alignment_heads,
+                language, options.task, last_speech_timestamp, options.prepend_punctuations,
+                options.append_punctuations)
+            last_word_end = word_timing.last_word_end(current)
+            if not single_timestamp_ending and last_word_end is not None and last_word_end > time_offset:
+                seek = round(last_word_end * FRAMES_PER_SECOND)  # the next window starts after the last word
+            if last_word_end is not None:
+                last_speech_timestamp = last_word_end
+
         for segment in current:  # instantaneous or textless segments keep no text
             if segment["start"] == segment["end"] or segment["text"].strip() == "":
                 segment["text"] = ""
                 segment["tokens"] = []
+                if options.word_timestamps:
+                    segment["words"] = []
         all_tokens.extend(t for segment in current for t in segment["tokens"])
         for segment in current:
             all_segments.append({"id": len(all_segments), **segment})

@@ -1,4 +1,4 @@
-"""Transcript files as openai-whisper's writers produce them (segment level, no word timings).
+"""Transcript files as openai-whisper's writers produce them (word-timed srt/vtt cues: runtime/subtitles.py).
 
 txt: one stripped segment text per line. vtt: `WEBVTT`, then `MM:SS.mmm --> MM:SS.mmm` cues
 (hours when non-zero). srt: numbered cues, `HH:MM:SS,mmm`. tsv: `start end text` in integer
@@ -30,15 +30,24 @@ def _cues(result: Dict, always_include_hours: bool, decimal_marker: str):
                s["text"].strip().replace("-->", "->"))
 
 
-def render(result: Dict, output_format: str) -> str:
-    """The file contents for `output_format` (one of FORMATS)."""
+def render(result: Dict, output_format: str, **word_options) -> str:
+    """The file contents for `output_format` (one of FORMATS). When the segments carry word
+    timestamps, srt and vtt cues are laid out from the words (runtime/subtitles.py; word_options:
+    highlight_words, max_line_width, max_line_count, max_words_per_line)."""
+    from runtime import subtitles  # it formats with this module's format_timestamp
+
+    def cues(hours: bool, marker: str):
+        if result["segments"] and "words" in result["segments"][0]:
+            return subtitles.word_cues(result, hours, marker, **word_options)
+        return _cues(result, hours, marker)
+
     lines: List[str] = []
     if output_format == "txt":
         lines = [s["text"].strip() + "\n" for s in result["segments"]]
     elif output_format == "vtt":
-        lines = ["WEBVTT\n\n"] + [f"{a} --> {b}\n{t}\n\n" for a, b, t in _cues(result, False, ".")]
+        lines = ["WEBVTT\n\n"] + [f"{a} --> {b}\n{t}\n\n" for a, b, t in cues(False, ".")]
     elif output_format == "srt":
-        lines = [f"{i}\n{a} --> {b}\n{t}\n\n" for i, (a, b, t) in enumerate(_cues(result, True, ","), start=1)]
+        lines = [f"{i}\n{a} --> {b}\n{t}\n\n" for i, (a, b, t) in enumerate(cues(True, ","), start=1)]
     elif output_format == "tsv":
         lines = ["start\tend\ttext\n"]
         lines += [f"{round(1000 * s['start'])}\t{round(1000 * s['end'])}\t{s['text'].strip().replace(chr(9), ' ')}\n"

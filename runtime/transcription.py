@@ -28,9 +28,14 @@ class Segment:
     avg_logprob: float
     compression_ratio: float
     no_speech_prob: float
+    words: list[dict] | None = None  # with word_timestamps: word, start, end, probability
 
     def as_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        """openai-whisper's segment dictionary (`words` only when word timestamps were asked)."""
+        d = dataclasses.asdict(self)
+        if d["words"] is None:
+            del d["words"]
+        return d
 
 
 @dataclasses.dataclass

@@ -3,7 +3,10 @@
     ./bazelw run //tools:benchmark_e2e -- --runs 5
 
 Prints per-stage medians for ckw and faster-whisper (fp32, greedy, no timestamps, same clip,
-same thread count) and their ratio. Timings on a shared machine are noisy: read the ratios.
+same thread count) and their ratio, then beam search: `step b=N` is the time of one decoder step
+with N beams (ckw: one decode call for all beams; faster-whisper: its total minus its frontend
+and encoder, per emitted token) and `total b=5` the whole clip with beam_size=5 on both sides.
+Timings on a shared machine are noisy: read the ratios.
 """
 
 import importlib.util
@@ -61,6 +64,49 @@ def time_ckw(variant: str, wav: bytes, runs: int, threads: int):
     return results[0]["text"], len(results[0]["tokens"]), {s: statistics.median(r["timings_ms"][s] for r in results) for s in stages}
 
 
+def time_ckw_beams(variant: str, wav: bytes, runs: int, beams: int):
+    """Median ms per decoder step (one decode_batch call: every beam's token at once) and per
+    transcription with `beams` beams (1: greedy)."""
+    engine = Engine.from_runfiles(variant)
+    options = DecodingOptions(beam_size=beams) if beams > 1 else DecodingOptions()
+    decode_batch, steps = engine.decoder.decode_batch, [0]
+
+    def counted(tokens):
+        steps[0] += 1
+        return decode_batch(tokens)
+
+    engine.decoder.decode_batch = counted
+    engine.transcribe_window(wav, options)
+    per_step, totals = [], []
+    for _ in range(runs):
+        steps[0] = 0
+        r = engine.transcribe_window(wav, options)
+        per_step.append(r["timings_ms"]["decode"] / max(steps[0], 1))
+        totals.append(r["timings_ms"]["total"])
+    return statistics.median(per_step), statistics.median(totals)
+
+
+def time_faster_whisper_beams(model_dir: str, audio: np.ndarray, runs: int, threads: int, beams: int,
+                              frontend_encoder_ms: float):
+    """faster-whisper with beam_size=`beams`: median ms per decoding step (its total minus its
+    frontend and encoder medians, over the tokens it emitted: one step per token) and total."""
+    from faster_whisper import WhisperModel
+
+    model = WhisperModel(model_dir, device="cpu", compute_type="float32", cpu_threads=threads)
+
+    def run():
+        t0 = time.perf_counter()
+        segments, _ = model.transcribe(audio, language="en", beam_size=beams, temperature=0.0,
+                                       without_timestamps=True, condition_on_previous_text=False, vad_filter=False)
+        n = sum(len(s.tokens) for s in segments) + 1  # + end of text
+        return 1000 * (time.perf_counter() - t0), n
+
+    run()
+    timed = [run() for _ in range(runs)]
+    return (statistics.median((t - frontend_encoder_ms) / n for t, n in timed),
+            statistics.median(t for t, _ in timed))
+
+
 def time_faster_whisper(model_dir: str, audio: np.ndarray, runs: int, threads: int):
     from faster_whisper import WhisperModel
 
@@ -106,20 +152,28 @@ def main(argv):
     with tempfile.TemporaryDirectory() as scratch:
         for variant in FLAGS.models:
             text, n_tokens, ours = time_ckw(variant, wav, FLAGS.runs, FLAGS.threads)
-            peer_text, peer = time_faster_whisper(ctranslate2_model_dir(variant, scratch), audio, FLAGS.runs, FLAGS.threads)
+            model_dir = ctranslate2_model_dir(variant, scratch)
+            peer_text, peer = time_faster_whisper(model_dir, audio, FLAGS.runs, FLAGS.threads)
             print(f"{variant}: ckw        {n_tokens} tokens: {text}")
             print(f"{variant}: faster-whisper: {peer_text}")
             for stage in ("frontend", "encoder", "total"):
                 rows.append((variant, stage, ours[stage], peer[stage]))
             for stage in ("prefill", "decode"):
                 rows.append((variant, stage, ours[stage], None))
+            for beams in (1, 5):
+                step, total = time_ckw_beams(variant, wav, FLAGS.runs, beams)
+                peer_step, peer_total = time_faster_whisper_beams(model_dir, audio, FLAGS.runs, FLAGS.threads, beams,
+                                                                  peer["frontend"] + peer["encoder"])
+                rows.append((variant, f"step b={beams}", step, peer_step))
+                if beams > 1:
+                    rows.append((variant, f"total b={beams}", total, peer_total))
     print(f"\n{os.path.basename(path)}, {FLAGS.runs} runs, {FLAGS.threads} threads each, medians (ms); "
           "ratio = ckw / faster-whisper (< 1 is faster)")
-    print(f"{'model':<6} {'stage':<9} {'ckw':>10} {'faster-whisper':>15} {'ratio':>7}")
+    print(f"{'model':<6} {'stage':<11} {'ckw':>10} {'faster-whisper':>15} {'ratio':>7}")
     for variant, stage, ours, peer in rows:
         peer_s = f"{peer:15.1f}" if peer is not None else f"{'-':>15}"
         ratio = f"{ours / peer:7.2f}" if peer else f"{'-':>7}"
-        print(f"{variant:<6} {stage:<9} {ours:10.1f} {peer_s} {ratio}")
+        print(f"{variant:<6} {stage:<11} {ours:10.1f} {peer_s} {ratio}")
     sys.stdout.flush()
 
 

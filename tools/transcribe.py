@@ -5,8 +5,7 @@
 
 Each recording is transcribed whole in 30 s windows with openai-whisper's `transcribe()`
 semantics (runtime/longform.py) through `Engine.transcribe`, the Python API this CLI is a thin
-layer over. Options, names and defaults are openai-whisper's (beam search and word timestamps
-aside). Outputs go to --output_dir as <input name>.<format>, each file written whole or not at
+layer over. Options, names and defaults are openai-whisper's. Outputs go to --output_dir as <input name>.<format>, each file written whole or not at
 all. One file that fails gets its one-line error; the others are still transcribed and written.
 
 Errors are one line on stderr, `transcribe: error: <file or flag>: <problem>; <what to do>`, and
@@ -19,7 +18,7 @@ import sys
 
 from absl import app, flags
 
-from runtime import audio_input, output_formats, runfiles
+from runtime import audio_input, output_formats, runfiles, word_timing
 from runtime.engine import Engine, EngineError
 from runtime.longform import parse_clip_timestamps, temperature_schedule
 from runtime.output_file import OutputFile, OutputFileError
@@ -60,9 +59,13 @@ flags.DEFINE_bool("carry_initial_prompt", False, "Prepend --initial_prompt to th
 flags.DEFINE_bool("without_timestamps", False, "Decode text only: one segment per 30 s window.")
 flags.DEFINE_string("clip_timestamps", "0", "Only these parts: start,end,start,end,... in seconds (the last end "
                     "defaults to the end of the recording).")
-flags.DEFINE_integer("best_of", 5, "Samples per window when sampling (temperature > 0); the likeliest wins.")
-flags.DEFINE_float("length_penalty", None, "Rank --best_of samples by log-probability / ((5 + length) / 6) ** this "
-                   "(default: / length).")
+flags.DEFINE_integer("best_of", 5, "Samples per window when sampling (temperature > 0), decoded side by side; the "
+                     "likeliest wins.")
+flags.DEFINE_integer("beam_size", 5, "Beams per window at temperature 0 (1 to the decoder's max_beams, 8); 0: greedy.")
+flags.DEFINE_string("patience", "none", "Beam search keeps round(beam_size * patience) finished candidates before it "
+                    "stops (none: 1.0).")
+flags.DEFINE_string("length_penalty", "none", "Ranks beams and samples by log-probability / ((5 + length) / 6) ** "
+                    "alpha for this alpha in [0, 1]; none: / length.")
 flags.DEFINE_string("suppress_tokens", "-1", "Token ids never sampled, comma-separated; -1: the non-speech symbols.")
 flags.DEFINE_integer("seed", 0, "Seed of the sampler used at temperature > 0.")
 flags.DEFINE_integer("threads", 0, "Threads of the encoder and decoder, the caller's included (0: every CPU this "
@@ -70,6 +73,18 @@ flags.DEFINE_integer("threads", 0, "Threads of the encoder and decoder, the call
 
 flags.DEFINE_bool("verify_weights", False, "Before transcribing, check every tensor of the checkpoint against its "
                   "sha256 (seconds; every start already checks sizes, the manifest and each tensor's xxh64).")
+flags.DEFINE_bool("word_timestamps", False, "Time every word (start, end, probability) from the alignment heads' "
+                  "cross-attention, and refine segment bounds with them.")
+flags.DEFINE_string("prepend_punctuations", word_timing.PREPEND_PUNCTUATIONS,
+                    "With --word_timestamps: these marks join the following word.")
+flags.DEFINE_string("append_punctuations", word_timing.APPEND_PUNCTUATIONS,
+                    "With --word_timestamps: these marks join the preceding word.")
+flags.DEFINE_bool("highlight_words", False, "With --word_timestamps: srt/vtt underline each word as it is spoken.")
+flags.DEFINE_integer("max_line_width", None, "With --word_timestamps: characters per subtitle line before a break.")
+flags.DEFINE_integer("max_line_count", None, "With --word_timestamps: lines per subtitle cue.")
+flags.DEFINE_integer("max_words_per_line", None, "With --word_timestamps (no effect with --max_line_width): words "
+                     "per subtitle line.")
+WORD_OPTIONS = ("highlight_words", "max_line_width", "max_line_count", "max_words_per_line")
 
 DEMO_CLIP = "tools/demo_clip.wav"
 EXIT_BAD_INPUT, EXIT_USAGE = 1, 2
@@ -114,6 +129,16 @@ def options_from_flags() -> dict:
         raise CliError(f"--temperature={FLAGS.temperature} is outside [0, 1]")
     if FLAGS.best_of is not None and FLAGS.best_of < 1:
         raise CliError(f"--best_of={FLAGS.best_of} must be at least 1")
+    if FLAGS.beam_size < 0:
+        raise CliError(f"--beam_size={FLAGS.beam_size} is negative; give 0 (greedy) or a beam count")
+    length_penalty = _optional_float("length_penalty")
+    if length_penalty is not None and not 0.0 <= length_penalty <= 1.0:
+        raise CliError(f"--length_penalty={length_penalty} must be between 0 and 1")
+    for name in WORD_OPTIONS:
+        if getattr(FLAGS, name) not in (None, False) and not FLAGS.word_timestamps:
+            raise CliError(f"--{name} needs --word_timestamps")
+        if name != "highlight_words" and getattr(FLAGS, name) is not None and getattr(FLAGS, name) < 1:
+            raise CliError(f"--{name}={getattr(FLAGS, name)} must be at least 1")
     if FLAGS.threads < 0:
         raise CliError(f"--threads={FLAGS.threads} must be 0 (every CPU) or more")
     parse_clip_timestamps(FLAGS.clip_timestamps, 0)  # a malformed list fails before any file
@@ -131,9 +156,14 @@ def options_from_flags() -> dict:
         "without_timestamps": FLAGS.without_timestamps,
         "clip_timestamps": FLAGS.clip_timestamps,
         "best_of": FLAGS.best_of,
-        "length_penalty": FLAGS.length_penalty,
+        "beam_size": FLAGS.beam_size or None,
+        "patience": _optional_float("patience"),
+        "length_penalty": _optional_float("length_penalty"),
         "suppress_tokens": FLAGS.suppress_tokens,
         "seed": FLAGS.seed,
+        "word_timestamps": FLAGS.word_timestamps,
+        "prepend_punctuations": FLAGS.prepend_punctuations,
+        "append_punctuations": FLAGS.append_punctuations,
     }
 
 
@@ -187,11 +217,11 @@ def _progress_bar(total_seconds: float):
                      bar_format="{l_bar}{bar}| {n:.1f}/{total:.1f} s [{elapsed}<{remaining}]")
 
 
-def render_output(result: dict, output_format: str) -> str:
+def render_output(result: dict, output_format: str, **layout) -> str:
     """The output file of a transcription `result` (collect's or Engine.transcribe_long's; also
-    //tools:transcribe_corpus's)."""
+    //tools:transcribe_corpus's); layout: the subtitle options of WORD_OPTIONS."""
     keys = ("text", "segments", "tokens", "language", "model", "timings_ms")
-    return output_formats.render({k: result[k] for k in keys}, output_format)
+    return output_formats.render({k: result[k] for k in keys}, output_format, **layout)
 
 
 def transcribe_one(engine: Engine, name: str, path: str, options: dict, outputs: list) -> None:
@@ -215,7 +245,7 @@ def transcribe_one(engine: Engine, name: str, path: str, options: dict, outputs:
             if bar is not None:
                 bar.close()
         for fmt, file in files:
-            text = render_output(result, fmt)
+            text = render_output(result, fmt, **{name: getattr(FLAGS, name) for name in WORD_OPTIONS})
             if file is None:
                 sys.stdout.write(text)
             else:
@@ -259,6 +289,11 @@ def main(argv):
             engine.tokenizer.sot_sequence(options["language"], options["task"])  # e.g. German on tiny.en
         except ValueError as e:  # the checkpoint cannot honour the options
             return _error(str(e), EXIT_BAD_INPUT)
+        for name in ("beam_size", "best_of"):  # sequences decoded side by side in one call
+            if (options[name] or 0) > engine.decoder.max_beams:
+                return _error(f"--{name}={options[name]} is more than the {engine.decoder.max_beams} sequences this "
+                              "decoder runs side by side (max_beams, fixed when the library was built); lower it",
+                              EXIT_USAGE)
         failed = 0
         for name, path in inputs:
             try:

@@ -50,6 +50,36 @@ void ckw_f32_attention__scalar(CKW_F32_ATTENTION_PARAMS) {
   }
 }
 
+void ckw_f32_attention_scores__scalar(CKW_F32_ATTENTION_SCORES_PARAMS) {
+  for (int64_t h = 0; h < H; ++h)
+    for (int64_t i = 0; i < Tq; ++i) {
+      const float* qi = q + i * ldq + h * Dh;
+      const int64_t n = visible_keys(i, Tk, q_pos, causal);
+      for (int64_t j = 0; j < Tk; ++j) {
+        float acc = 0.0f;
+        for (int64_t d = 0; d < Dh && j < n; ++d) acc += qi[d] * k[(h * cap + j) * Dh + d];
+        s[(h * Tq + i) * Tk + j] = j < n ? acc * scale : -INFINITY;
+      }
+    }
+}
+
+void ckw_f32_attention_scores(CKW_F32_ATTENTION_SCORES_PARAMS) {
+  CKW_DISPATCH(ckw_f32_attention_scores, s, q, k, Tq, Tk, H, Dh, ldq, cap, q_pos, causal, scale);
+}
+
 void ckw_f32_attention(CKW_F32_ATTENTION_PARAMS) {
   CKW_DISPATCH(ckw_f32_attention, o, q, k, v, scratch, Tq, Tk, H, Dh, cap, q_pos, causal, scale);
 }
+
+// One call per sequence of the batch; each runs the single-sequence path it would run alone.
+#define CKW_ATTENTION_BATCHED(suffix)                                                              \
+  void ckw_f32_attention_batched##suffix(CKW_F32_ATTENTION_BATCHED_PARAMS) {                      \
+    const int64_t q_stride = Tq * H * Dh, kv_stride = H * cap * Dh;                                \
+    for (int64_t b = 0; b < B; ++b)                                                                \
+      ckw_f32_attention##suffix(o + b * q_stride, q + b * q_stride, k + b * kv_stride, v + b * kv_stride, \
+                                scratch, Tq, Tk, H, Dh, cap, q_pos, causal, scale);                 \
+  }
+CKW_ATTENTION_BATCHED()
+CKW_ATTENTION_BATCHED(__scalar)
+CKW_ATTENTION_BATCHED(__avx2)
+CKW_ATTENTION_BATCHED(__avx512)

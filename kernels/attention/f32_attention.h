@@ -38,6 +38,34 @@ void ckw_f32_attention__scalar(CKW_F32_ATTENTION_PARAMS);
 void ckw_f32_attention__avx2(CKW_F32_ATTENTION_PARAMS);
 void ckw_f32_attention__avx512(CKW_F32_ATTENTION_PARAMS);
 
+// ckw_f32_attention_batched (op kind "attention_batched"): B independent sequences (the beams
+// of a beam search), each with its own K/V: sequence b's Tq query rows q[b * Tq ..] attend
+// k[b], v[b] of a batch of head-major caches [Bk, H, cap, Dh] (B <= Bk) exactly as
+// ckw_f32_attention would, bit for bit; o [B * Tq, H * Dh]. Same scratch as one sequence.
+#define CKW_F32_ATTENTION_BATCHED_PARAMS                                                        \
+  float *restrict o, const float *restrict q, const float *restrict k, const float *restrict v, \
+      float *restrict scratch, int64_t B, int64_t Tq, int64_t Tk, int64_t H, int64_t Dh,        \
+      int64_t cap, int64_t q_pos, int causal, float scale
+
+// ckw_f32_attention_scores (op kind "attention_scores"): the attention logits alone,
+//   s[h, i, j] = scale * q[i, h] . k[h, j]   (j < Tk; -inf where causal hides key j),
+// s [H, Tq, Tk], q and k as ckw_f32_attention's, q's rows ldq floats apart (H * Dh, or more when
+// H is a chunk of the heads); the same rounding as its one-row path. For
+// inspection (Whisper's word timestamps read the alignment heads' cross-attention).
+#define CKW_F32_ATTENTION_SCORES_PARAMS                                                      \
+  float *restrict s, const float *restrict q, const float *restrict k, int64_t Tq, int64_t Tk, \
+      int64_t H, int64_t Dh, int64_t ldq, int64_t cap, int64_t q_pos, int causal, float scale
+
+void ckw_f32_attention_scores(CKW_F32_ATTENTION_SCORES_PARAMS);
+void ckw_f32_attention_scores__scalar(CKW_F32_ATTENTION_SCORES_PARAMS);
+void ckw_f32_attention_scores__avx2(CKW_F32_ATTENTION_SCORES_PARAMS);
+void ckw_f32_attention_scores__avx512(CKW_F32_ATTENTION_SCORES_PARAMS);
+
+void ckw_f32_attention_batched(CKW_F32_ATTENTION_BATCHED_PARAMS);
+void ckw_f32_attention_batched__scalar(CKW_F32_ATTENTION_BATCHED_PARAMS);
+void ckw_f32_attention_batched__avx2(CKW_F32_ATTENTION_BATCHED_PARAMS);
+void ckw_f32_attention_batched__avx512(CKW_F32_ATTENTION_BATCHED_PARAMS);
+
 #ifdef __cplusplus
 }
 #endif

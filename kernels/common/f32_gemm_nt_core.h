@@ -1,17 +1,25 @@
 // Shared engine behind the f32_gemm_nt* kernels: y = epilogue(x W^T), x [M, K] row-major,
 // W [N, K] row-major (the checkpoint's nn.Linear layout), y [M, N] row-major.
 //
-// Numerics of the SIMD paths for M >= 2: each output is one fused multiply-add chain over
-// k = 0..K-1 in order (seeded with 0, or with r for the residual epilogue), then + b, then
-// GELU. The result is independent of tiling, of M (>= 2) and of how a caller splits the
-// outputs, and bit-identical between the AVX2 and AVX-512 paths. M == 1 (decode) takes a
-// streaming dot-product path instead (lanes along K, then r + (dot + b)): same contract,
-// different rounding, so a thread split must be over N (never M down to 1 row) to keep the
-// bits. The scalar path uses separate multiply and add.
+// Numerics of the SIMD paths for M > CKW_GEMM_ROWS_MAX: each output is one fused multiply-add
+// chain over k = 0..K-1 in order (seeded with 0, or with r for the residual epilogue), then
+// + b, then GELU. The result is independent of tiling, of M (> CKW_GEMM_ROWS_MAX) and of how a
+// caller splits the outputs, and bit-identical between the AVX2 and AVX-512 paths. M <=
+// CKW_GEMM_ROWS_MAX (decode: one row, or one per beam) takes a streaming dot-product path
+// instead (lanes along K, then r + (dot + b)), W read once for all rows and every row
+// computed exactly as a call with that row alone: same contract, different rounding, so a
+// thread split must be over N (never M down to so few rows) to keep the bits. The scalar
+// path uses separate multiply and add.
 #ifndef CKW_KERNELS_COMMON_F32_GEMM_NT_CORE_H_
 #define CKW_KERNELS_COMMON_F32_GEMM_NT_CORE_H_
 
 #include <stdint.h>
+
+// M <= this: the row-wise dot-product path (see above).
+#define CKW_GEMM_ROWS_MAX 8
+// Or-ed into epi: only M == 1 takes the dot-product path, so the bits of every row do not
+// depend on how a caller groups rows into calls of 2 or more (the conv stem's frame blocks).
+#define CKW_GEMM_ONE_ROW_DOT 8
 
 enum {
   CKW_GEMM_EPI_PLAIN = 0,     // y = x W^T (+ b)

@@ -4,6 +4,7 @@
 
 void ckw_f32_gemm_nt_core__scalar(float* y, const float* x, const float* w, const float* b,
                                   const float* r, int64_t M, int64_t N, int64_t K, int epi) {
+  epi &= ~CKW_GEMM_ONE_ROW_DOT;  // one path for every M here
   for (int64_t m = 0; m < M; ++m) {
     const float* xm = x + m * K;
     for (int64_t n = 0; n < N; ++n) {

@@ -1,17 +1,17 @@
 #include "kernels/embedding/f32_embedding_positions.h"
 
 int ckw_f32_embedding_positions(float* restrict y, const int32_t* restrict tokens, const float* restrict table,
-                                const float* restrict positions, int64_t T, int64_t D, int64_t vocab,
+                                const float* restrict positions, int64_t B, int64_t T, int64_t D, int64_t vocab,
                                 int64_t n_ctx, int64_t offset) {
-  if (T < 0 || D < 0 || vocab < 0 || n_ctx < 0) return CKW_EMBEDDING_ERR_SHAPE;
+  if (B < 0 || T < 0 || D < 0 || vocab < 0 || n_ctx < 0) return CKW_EMBEDDING_ERR_SHAPE;
   if (offset < 0 || offset > n_ctx - T) return CKW_EMBEDDING_ERR_POSITION;
-  for (int64_t t = 0; t < T; ++t)
-    if (tokens[t] < 0 || tokens[t] >= vocab) return CKW_EMBEDDING_ERR_TOKEN;
-  for (int64_t t = 0; t < T; ++t) {
-    const float* e = table + (int64_t)tokens[t] * D;
-    const float* p = positions + (offset + t) * D;
-    float* yt = y + t * D;
-    for (int64_t d = 0; d < D; ++d) yt[d] = e[d] + p[d];
+  for (int64_t i = 0; i < B * T; ++i)
+    if (tokens[i] < 0 || tokens[i] >= vocab) return CKW_EMBEDDING_ERR_TOKEN;
+  for (int64_t i = 0; i < B * T; ++i) {
+    const float* e = table + (int64_t)tokens[i] * D;
+    const float* p = positions + (offset + i % T) * D;  // every sequence starts at offset
+    float* yi = y + i * D;
+    for (int64_t d = 0; d < D; ++d) yi[d] = e[d] + p[d];
   }
   return CKW_EMBEDDING_OK;
 }
@@ -25,7 +25,7 @@ const char* ckw_f32_embedding_positions_strerror(int code) {
     case CKW_EMBEDDING_ERR_POSITION:
       return "positions offset..offset+T exceed the decoder context n_ctx: start a new window";
     case CKW_EMBEDDING_ERR_SHAPE:
-      return "negative T, D, vocab or n_ctx";
+      return "negative B, T, D, vocab or n_ctx";
     default:
       return "unknown embedding error code";
   }

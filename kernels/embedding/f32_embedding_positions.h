@@ -1,6 +1,7 @@
-// ckw_f32_embedding_positions (op kind "embedding_positions"): Whisper's decoder input,
-//   y[t] = table[tokens[t]] + positions[offset + t],  t < T,
-// table [vocab, D] (token embedding), positions [n_ctx, D] (learned), y [T, D] token-major.
+// ckw_f32_embedding_positions (op kind "embedding_positions"): Whisper's decoder input for B
+// sequences of T tokens each, all at the same positions (the beams of a beam search),
+//   y[b * T + t] = table[tokens[b, t]] + positions[offset + t],  b < B, t < T,
+// table [vocab, D] (token embedding), positions [n_ctx, D] (learned), y [B * T, D] token-major.
 // Inputs are validated before anything is written: returns 0, or a negative
 // CKW_EMBEDDING_ERR_* code (y untouched). One float add per element: exact w.r.t. numpy.
 // Memory-bound; the baseline compiler vectorizes it, so there are no ISA variants.
@@ -16,10 +17,10 @@ extern "C" {
 #define CKW_EMBEDDING_OK 0
 #define CKW_EMBEDDING_ERR_TOKEN (-1)     // a token id is < 0 or >= vocab
 #define CKW_EMBEDDING_ERR_POSITION (-2)  // offset < 0 or offset + T > n_ctx
-#define CKW_EMBEDDING_ERR_SHAPE (-3)     // T, D, vocab or n_ctx negative
+#define CKW_EMBEDDING_ERR_SHAPE (-3)     // B, T, D, vocab or n_ctx negative
 
 int ckw_f32_embedding_positions(float* restrict y, const int32_t* restrict tokens, const float* restrict table,
-                                const float* restrict positions, int64_t T, int64_t D, int64_t vocab,
+                                const float* restrict positions, int64_t B, int64_t T, int64_t D, int64_t vocab,
                                 int64_t n_ctx, int64_t offset);
 const char* ckw_f32_embedding_positions_strerror(int code);
 

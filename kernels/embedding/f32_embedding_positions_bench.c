@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
   const int64_t Ts[2] = {448, 1};
   for (int c = 0; c < 2; ++c) {
     double t;
-    CKW_BENCH_BEST(t, bench ? 50 : 1, rc |= ckw_f32_embedding_positions(y, tok, table, pos, Ts[c], D, V, NCTX, 0));
+    CKW_BENCH_BEST(t, bench ? 50 : 1, rc |= ckw_f32_embedding_positions(y, tok, table, pos, 1, Ts[c], D, V, NCTX, 0));
     if (bench) printf("embedding_positions T=%-4lld D=%lld: %8.2f us\n", (long long)Ts[c], (long long)D, t * 1e6);
   }
   if (rc) fprintf(stderr, "unexpected error %d: %s\n", rc, ckw_f32_embedding_positions_strerror(rc));

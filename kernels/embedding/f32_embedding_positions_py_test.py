@@ -14,7 +14,7 @@ F = LIB.ckw_f32_embedding_positions
 def run(tokens, table, pos, offset, t=None):
     t = len(tokens) if t is None else t
     y = np.full((max(t, 1), table.shape[1]), -7.0, np.float32)
-    rc = F(kt.ptr(y), kt.ptr(tokens), kt.ptr(table), kt.ptr(pos), t, table.shape[1], table.shape[0], pos.shape[0],
+    rc = F(kt.ptr(y), kt.ptr(tokens), kt.ptr(table), kt.ptr(pos), 1, t, table.shape[1], table.shape[0], pos.shape[0],
            offset)
     return rc, y
 

@@ -8,7 +8,7 @@
 enum { V = 11, D = 5, NCTX = 8 };
 
 int main(void) {
-  float table[V * D], pos[NCTX * D], y[4 * D], ref[4 * D];
+  float table[V * D], pos[NCTX * D], y[6 * D], ref[4 * D];
   for (int i = 0; i < V * D; ++i) table[i] = 0.37f * (float)i - 3.0f;
   for (int i = 0; i < NCTX * D; ++i) pos[i] = 0.011f * (float)(i * i % 97);
   const int32_t tok[4] = {10, 0, 3, 3};
@@ -16,11 +16,20 @@ int main(void) {
   const int64_t offset = 4;  // rows 4..7: the last legal window for T = 4
   for (int t = 0; t < 4; ++t)
     for (int d = 0; d < D; ++d) ref[t * D + d] = table[tok[t] * D + d] + pos[(offset + t) * D + d];
-  int rc = ckw_f32_embedding_positions(y, tok, table, pos, 4, D, V, NCTX, offset);
-  if (rc != 0 || memcmp(y, ref, sizeof y) != 0) {
+  int rc = ckw_f32_embedding_positions(y, tok, table, pos, 1, 4, D, V, NCTX, offset);
+  if (rc != 0 || memcmp(y, ref, sizeof ref) != 0) {
     fprintf(stderr, "embedding at offset 4: rc=%d or values differ\n", rc);
     ++fails;
   }
+  // Three sequences of two tokens: every sequence at positions offset, offset + 1.
+  const int32_t beams[6] = {1, 2, 9, 2, 0, 10};
+  rc = ckw_f32_embedding_positions(y, beams, table, pos, 3, 2, D, V, NCTX, 6);
+  for (int i = 0; i < 6; ++i)
+    for (int d = 0; d < D; ++d)
+      if (rc != 0 || y[i * D + d] != table[beams[i] * D + d] + pos[(6 + i % 2) * D + d]) {
+        fprintf(stderr, "3 sequences: rc=%d, row %d col %d differs\n", rc, i, d);
+        ++fails;
+      }
   struct {
     int32_t tok0;
     int64_t T, offset, want;
@@ -31,7 +40,7 @@ int main(void) {
     int32_t toks[NCTX + 1] = {0};
     toks[0] = bad[i].tok0;
     for (int j = 0; j < 4 * D; ++j) y[j] = -99.0f;
-    rc = ckw_f32_embedding_positions(y, toks, table, pos, bad[i].T, D, V, NCTX, bad[i].offset);
+    rc = ckw_f32_embedding_positions(y, toks, table, pos, 1, bad[i].T, D, V, NCTX, bad[i].offset);
     int touched = 0;
     for (int j = 0; j < 4 * D; ++j) touched |= y[j] != -99.0f;
     if (rc != bad[i].want || touched || strlen(ckw_f32_embedding_positions_strerror(rc)) < 5) {

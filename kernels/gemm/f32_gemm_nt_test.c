@@ -1,13 +1,15 @@
 // Checks every f32_gemm_nt* kernel and ISA path against a float64 reference under the
 // tolerance policy, plus: SIMD paths equal an in-order fmaf chain bit for bit, in-place
-// residual (y == r) works, and nothing is written outside y. (M == 1 is a dot-product path:
-// checked under the tolerance only.)
+// residual (y == r) works, and nothing is written outside y. (M <= CKW_GEMM_ROWS_MAX is a
+// dot-product path: checked under the tolerance, and every row bit for bit against a call with
+// that row alone.)
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kernels/common/cpu.h"
+#include "kernels/common/f32_gemm_nt_core.h"
 #include "kernels/common/tolerance.h"
 #include "kernels/gemm/f32_gemm_nt.h"
 #include "kernels/gemm/f32_gemm_nt_bias.h"
@@ -18,7 +20,6 @@
 // Built a second time with CKW_TEST_AVX512_EMULATION (the *_avx512emu_test target) to run the
 // AVX-512 template through kernels/common/avx512_emulation.h on CPUs without AVX-512.
 #ifdef CKW_TEST_AVX512_EMULATION
-#include "kernels/common/f32_gemm_nt_core.h"
 void ckw_f32_gemm_nt_core__avx512emu(float*, const float*, const float*, const float*, const float*, int64_t, int64_t,
                                      int64_t, int);
 static void emu_plain(float* y, const float* x, const float* w, int64_t M, int64_t N, int64_t K) {
@@ -119,7 +120,25 @@ static int run_case(const isa_t* isa, int kind, int64_t M, int64_t N, int64_t K,
       break;
     }
   }
-  if (ok && isa->fused && kind != GELU && M > 1 && M * N > 0 && memcmp(yo, chain, sizeof(float) * M * N) != 0) {
+  if (ok && isa->fused && M > 1 && M <= CKW_GEMM_ROWS_MAX) {  // each row as if alone
+    float* one = malloc(sizeof(float) * (N + 1));
+    for (int64_t m = 0; m < M && ok; ++m) {
+      const float *xm = x + m * K, *rm = r + m * N;
+      switch (kind) {
+        case PLAIN: isa->plain(one, xm, w, 1, N, K); break;
+        case BIAS: isa->bias(one, xm, w, b, 1, N, K); break;
+        case GELU: isa->gelu(one, xm, w, b, 1, N, K); break;
+        case RESIDUAL: isa->res(one, xm, w, b, rm, 1, N, K); break;
+      }
+      if (memcmp(one, yo + m * N, sizeof(float) * N) != 0) {
+        fprintf(stderr, "%s: row %lld differs from the same row computed alone\n", what, (long long)m);
+        ok = 0;
+      }
+    }
+    free(one);
+  }
+  if (ok && isa->fused && kind != GELU && M > CKW_GEMM_ROWS_MAX && M * N > 0 &&
+      memcmp(yo, chain, sizeof(float) * M * N) != 0) {
     for (int64_t i = 0; i < M * N; ++i) {
       if (yo[i] != chain[i]) {
         fprintf(stderr, "%s: [%lld] = %.9g, in-order fmaf chain gives %.9g\n", what, (long long)i, yo[i],
@@ -151,7 +170,8 @@ int main(void) {
   // K spanning several KC slices, M spanning several MC blocks, and empty problems.
   const int64_t shapes[][3] = {{1, 1, 1},    {1, 384, 384}, {1, 33, 1},    {7, 33, 1},    {13, 17, 19},
                                {6, 16, 256}, {8, 32, 257},  {9, 47, 600},  {150, 35, 70}, {290, 50, 33},
-                               {2, 70, 513}, {5, 3, 0},     {1, 3, 0},     {0, 5, 5},     {3, 0, 4}};
+                               {2, 70, 513}, {5, 3, 0},     {1, 3, 0},     {0, 5, 5},     {3, 0, 4},
+                               {5, 385, 384}, {8, 70, 33},  {9, 40, 64}};  // beams: M 5, 8 rows; 9: blocked
   int failures = 0, checked = 0;
   for (size_t i = 0; i < sizeof isas / sizeof isas[0]; ++i) {
     if (!isas[i].available) {

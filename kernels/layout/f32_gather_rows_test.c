@@ -28,5 +28,42 @@ int main(void) {
   }
   EXPECT(strstr(ckw_f32_gather_rows_strerror(CKW_GATHER_ERR_INDEX), "index") != NULL, "strerror");
   EXPECT(ckw_f32_gather_rows(dst, src, index, 0, R, N) == CKW_GATHER_OK, "B = 0");
+
+  // Batch reorder, in place, against the out-of-place result: every index vector over 4 batches
+  // (identity, repeats, swaps, 3- and 4-cycles, trees into cycles), rows past n and batches past
+  // B untouched; a bad index or shape leaves x as it was.
+  enum { BK = 5, S = 2, L = 6, W = 3, NB = 4, NL = 4 };
+  float x[BK * S * L * W], want[BK * S * L * W], orig[BK * S * L * W];
+  float scratch[ (2 * 8 * BK + 4 * S * L * W) / 4 + 1];
+  for (int i = 0; i < BK * S * L * W; ++i) orig[i] = (float)i;
+  int combos = 0;
+  for (int code = 0; code < NB * NB * NB * NB; ++code) {
+    int32_t idx[NB];
+    for (int b = 0, c = code; b < NB; ++b, c /= NB) idx[b] = c % NB;
+    memcpy(x, orig, sizeof x);
+    memcpy(want, orig, sizeof want);
+    EXPECT(ckw_f32_reorder_batches(want, orig, idx, scratch, NB, BK, S, L, W, NL) == CKW_GATHER_OK, "out of place");
+    EXPECT(ckw_f32_reorder_batches(x, x, idx, scratch, NB, BK, S, L, W, NL) == CKW_GATHER_OK, "in place");
+    for (int b = 0; b < BK; ++b)
+      for (int s = 0; s < S; ++s)
+        for (int r = 0; r < L; ++r)
+          for (int w = 0; w < W; ++w) {
+            const int at = ((b * S + s) * L + r) * W + w;
+            const float expect = (b < NB && r < NL) ? orig[((idx[b] * S + s) * L + r) * W + w] : orig[at];
+            if (want[at] != expect || x[at] != expect) {
+              EXPECT(0, "reorder %d %d %d %d: [%d,%d,%d,%d]", idx[0], idx[1], idx[2], idx[3], b, s, r, w);
+              return test_finish("f32_gather_rows_test");
+            }
+          }
+    ++combos;
+  }
+  EXPECT(combos == 256, "combos");
+  memcpy(x, orig, sizeof x);
+  const int32_t out_of_range[NB] = {0, 1, NB, 2};  // a parked batch >= B is not a live sequence
+  EXPECT(ckw_f32_reorder_batches(x, x, out_of_range, scratch, NB, BK, S, L, W, NL) == CKW_GATHER_ERR_INDEX, "index B");
+  EXPECT(ckw_f32_reorder_batches(x, x, index, scratch, BK + 1, BK, S, L, W, NL) == CKW_GATHER_ERR_SHAPE, "B > Bk");
+  EXPECT(ckw_f32_reorder_batches(x, x, index, scratch, NB, BK, S, L, W, L + 1) == CKW_GATHER_ERR_SHAPE, "n > L");
+  EXPECT(memcmp(x, orig, sizeof x) == 0, "x changed on error");
+  EXPECT(ckw_f32_reorder_batches_scratch_bytes(NB, S, L, W) <= (int64_t)sizeof scratch, "scratch size");
   return test_finish("f32_gather_rows_test");
 }

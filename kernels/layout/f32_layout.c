@@ -28,6 +28,16 @@ int ckw_f32_head_to_token_major(float* restrict dst, const float* restrict src, 
   return CKW_LAYOUT_OK;
 }
 
+int ckw_f32_token_to_batch_head_major(float* restrict dst, const float* restrict src, int64_t B, int64_t Bk, int64_t T,
+                                      int64_t H, int64_t Dh, int64_t cap, int64_t row0) {
+  if (B < 0 || B > Bk) return CKW_LAYOUT_ERR_SHAPE;
+  const int rc = rows_ok(T, H, Dh, cap, row0);
+  if (rc) return rc;
+  for (int64_t b = 0; b < B; ++b)
+    ckw_f32_token_to_head_major(dst + b * H * cap * Dh, src + b * T * H * Dh, T, H, Dh, cap, row0);
+  return CKW_LAYOUT_OK;
+}
+
 // Blocked transpose: 32x32 tiles keep both the read and the write side within a few
 // cache lines per row.
 static void transpose(float* restrict dst, const float* restrict src, int64_t R, int64_t C) {
@@ -57,7 +67,7 @@ const char* ckw_f32_layout_strerror(int code) {
     case CKW_LAYOUT_ERR_ROWS:
       return "rows row0..row0+T-1 fall outside the head-major buffer's capacity: the KV cache is full";
     case CKW_LAYOUT_ERR_SHAPE:
-      return "negative T, H, Dh or capacity";
+      return "negative T, H, Dh or capacity, or more sequences than the batch holds";
     default:
       return "unknown layout error code";
   }

@@ -6,6 +6,10 @@
 //   to a KV cache with row0 = pos, T = 1. Other rows are untouched.
 // ckw_f32_head_to_token_major:  dst[t, h*Dh + d] = src[h, row0 + t, d]
 // Both return 0, or CKW_LAYOUT_ERR_ROWS when row0 < 0 or row0 + T > cap (nothing written).
+// ckw_f32_token_to_batch_head_major: B sequences of T rows, src [B * T, H*Dh], appended at
+//   row0 to a batch of head-major caches dst [Bk, H, cap, Dh] (B <= Bk): for each b, as
+//   ckw_f32_token_to_head_major(dst[b], src rows of b). A beam-search decode step appends one
+//   row per beam; batches b >= B and other rows are untouched. CKW_LAYOUT_ERR_SHAPE when B > Bk.
 // ckw_f32_channel_to_token_major: dst[t, c] = src[c, t]  (the conv stem's transpose)
 // ckw_f32_token_to_channel_major: dst[c, t] = src[t, c]
 #ifndef CKW_KERNELS_LAYOUT_F32_LAYOUT_H_
@@ -25,6 +29,8 @@ int ckw_f32_token_to_head_major(float* restrict dst, const float* restrict src, 
                                 int64_t cap, int64_t row0);
 int ckw_f32_head_to_token_major(float* restrict dst, const float* restrict src, int64_t T, int64_t H, int64_t Dh,
                                 int64_t cap, int64_t row0);
+int ckw_f32_token_to_batch_head_major(float* restrict dst, const float* restrict src, int64_t B, int64_t Bk, int64_t T,
+                                      int64_t H, int64_t Dh, int64_t cap, int64_t row0);
 void ckw_f32_channel_to_token_major(float* restrict dst, const float* restrict src, int64_t C, int64_t T);
 void ckw_f32_token_to_channel_major(float* restrict dst, const float* restrict src, int64_t T, int64_t C);
 const char* ckw_f32_layout_strerror(int code);

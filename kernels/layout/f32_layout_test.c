@@ -39,6 +39,29 @@ int main(void) {
     fprintf(stderr, "capacity errors not reported or buffer touched\n");
     ++fails;
   }
+  // Batched append: 2 of 3 sequences, one row each at row 4; more sequences than the batch holds
+  // is a shape error with nothing written.
+  float batch[3 * H * CAP * DH];
+  for (int i = 0; i < 3 * H * CAP * DH; ++i) batch[i] = -1.0f;
+  fails += ckw_f32_token_to_batch_head_major(batch, tok, 2, 3, 1, H, DH, CAP, 4) != 0;
+  for (int b = 0; b < 3; ++b)
+    for (int h = 0; h < H; ++h)
+      for (int r = 0; r < CAP; ++r)
+        for (int d = 0; d < DH; ++d) {
+          const float want = (b < 2 && r == 4) ? tok[b * H * DH + h * DH + d] : -1.0f;
+          if (batch[((b * H + h) * CAP + r) * DH + d] != want) {
+            fprintf(stderr, "token_to_batch_head_major: [%d,%d,%d,%d] wrong\n", b, h, r, d);
+            return 1;
+          }
+        }
+  float batch_before[3 * H * CAP * DH];
+  memcpy(batch_before, batch, sizeof batch);
+  if (ckw_f32_token_to_batch_head_major(batch, tok, 4, 3, 1, H, DH, CAP, 0) != CKW_LAYOUT_ERR_SHAPE ||
+      ckw_f32_token_to_batch_head_major(batch, tok, 1, 3, 1, H, DH, CAP, CAP) != CKW_LAYOUT_ERR_ROWS ||
+      memcmp(batch_before, batch, sizeof batch) != 0) {
+    fprintf(stderr, "batched append errors not reported or buffer touched\n");
+    ++fails;
+  }
   // Transposes, sizes straddling the 32-wide tiles.
   const int64_t sizes[][2] = {{1, 1}, {80, 3000}, {33, 65}, {7, 1}, {1, 9}};
   for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s) {

@@ -16,7 +16,7 @@ VARIANTS = {
 # Part -> its circuit and phases (the circuit's "phases", in order).
 PARTS = {
     "encoder": struct(circuit = "//circuits:audio_transformer_encoder.json", phases = ["run"]),
-    "decoder": struct(circuit = "//circuits:audio_transformer_decoder.json", phases = ["prefill", "decode"]),
+    "decoder": struct(circuit = "//circuits:audio_transformer_decoder.json", phases = ["prefill", "decode", "reorder"]),
 }
 
 # Every registered kernel (kernels/kernel.bzl): the maps the compiler selects providers from

@@ -36,7 +36,7 @@ def test_decode_before_prefill_fails_with_its_code(engines, memories):
     dec = engines["tiny"].decoder
     logits = np.empty((1, dec.n_vocab), np.float32)
     dec.set_encoder_memory(memories["tiny"])
-    assert _status(dec.handle, "decode", 50257, logits) == abi.E_CROSS_KV_INVALID
+    assert _status(dec.handle, "decode", np.array([50257], np.int32), 1, logits) == abi.E_CROSS_KV_INVALID
 
 
 def test_new_encoder_memory_invalidates_and_projection_runs_once_per_memory(engines, memories):
@@ -54,7 +54,7 @@ def test_new_encoder_memory_invalidates_and_projection_runs_once_per_memory(engi
     # New memory: decode fails until the next prefill projects it again.
     dec.set_encoder_memory(memories["tiny"] * 0.5)
     logits = np.empty((1, dec.n_vocab), np.float32)
-    assert _status(dec.handle, "decode", 400, logits) == abi.E_CROSS_KV_INVALID
+    assert _status(dec.handle, "decode", np.array([400], np.int32), 1, logits) == abi.E_CROSS_KV_INVALID
     dec.prefill(initial_tokens(e.tokenizer, DecodingOptions()))
     assert dec.cross_kv_projections == before + 2
 
@@ -64,7 +64,7 @@ def test_prefill_without_memory_is_missing_input(engines):
     fresh = abi.Handle(lib, runfiles.locate("whisper_tiny", "weights.bin"))
     logits = np.empty((2, lib.dim("n_vocab")), np.float32)
     tokens = np.array([50257, 50362], np.int32)
-    assert lib.call("prefill", fresh.h, tokens, 2, logits) == abi.E_MISSING_INPUT
+    assert lib.call("prefill", fresh.h, tokens, 2, None, logits) == abi.E_MISSING_INPUT
 
 
 def test_context_full_is_reported_at_n_text_ctx(engines, memories):
@@ -73,9 +73,9 @@ def test_context_full_is_reported_at_n_text_ctx(engines, memories):
     dec.prefill([50257, 50362])
     logits = np.empty((1, dec.n_vocab), np.float32)
     for _ in range(dec.n_text_ctx - 2):
-        assert _status(dec.handle, "decode", 13, logits) == abi.OK
+        assert _status(dec.handle, "decode", np.array([13], np.int32), 1, logits) == abi.OK
     assert dec.handle.query("position") == dec.n_text_ctx
-    assert _status(dec.handle, "decode", 13, logits) == abi.E_CONTEXT_FULL
+    assert _status(dec.handle, "decode", np.array([13], np.int32), 1, logits) == abi.E_CONTEXT_FULL
 
 
 def test_interleaved_variants_give_the_tokens_they_give_alone(engines, memories):
@@ -106,3 +106,62 @@ def test_interleaved_variants_give_the_tokens_they_give_alone(engines, memories)
     for v in engines:
         assert state[v]["tokens"] == alone[v], v
     assert alone["tiny"] and alone["base"]
+
+
+@pytest.mark.parametrize("n_beams", [1, 2, 5, 8])
+def test_one_cross_kv_projection_per_memory_for_any_beam_count(engines, memories, n_beams):
+    dec = engines["tiny"].decoder
+    dec.set_encoder_memory(memories["tiny"])
+    before = dec.cross_kv_projections
+    prompt = initial_tokens(engines["tiny"].tokenizer, DecodingOptions())
+    dec.prefill(prompt)
+    dec.reorder([0] * n_beams)
+    for step in range(4):
+        logits = dec.decode_batch([220 + b + step for b in range(n_beams)])
+        assert logits.shape == (n_beams, dec.n_vocab) and np.isfinite(logits).all()
+        dec.reorder([(b + 1) % n_beams for b in range(n_beams)])
+    assert dec.cross_kv_projections == before + 1
+    assert dec.handle.query("position") == len(prompt) + 4
+
+
+def test_beams_keep_their_own_self_kv_through_a_reorder(engines, memories):
+    """Three beams, then a reorder [2, 2, 0]: beam 0 continues as old beam 2 did, so its next
+    logits are those of a single sequence that took beam 2's tokens."""
+    e = engines["tiny"]
+    dec = e.decoder
+    dec.set_encoder_memory(memories["tiny"])
+    prompt = initial_tokens(e.tokenizer, DecodingOptions())
+    dec.prefill(prompt)
+    dec.reorder([0, 0, 0])
+    dec.decode_batch([400, 500, 600])
+    dec.reorder([2, 2, 0])
+    beams = dec.decode_batch([700, 800, 900]).copy()
+    for b, (first, second) in enumerate([(600, 700), (600, 800), (400, 900)]):
+        dec.prefill(prompt)
+        dec.decode(first)
+        alone = dec.decode(second)
+        np.testing.assert_allclose(beams[b], alone, atol=1e-3 * np.abs(alone).max())
+
+
+def test_reorder_with_an_out_of_range_index_is_refused_and_changes_nothing(engines, memories):
+    dec = engines["tiny"].decoder
+    prompt = initial_tokens(engines["tiny"].tokenizer, DecodingOptions())
+
+    def step_after(refused):
+        dec.set_encoder_memory(memories["tiny"])
+        dec.prefill(prompt)
+        dec.reorder([0, 0, 0])
+        dec.decode_batch([400, 500, 600])
+        position = dec.handle.query("position")
+        for bad in refused:
+            assert _status(dec.handle, "reorder", np.array(bad, np.int32), len(bad)) in (abi.E_KERNEL, abi.E_ARGUMENT)
+        assert dec.handle.query("position") == position
+        return dec.decode_batch([1, 2, 3]).copy()
+
+    # 3 is a slot of the cache but not one of the 3 live sequences; 9 sequences pass max_beams.
+    assert _status(dec.handle, "reorder", np.array([0, 3, 1], np.int32), 3) == abi.E_KERNEL
+    assert "index" in dec.lib.message(abi.E_KERNEL, dec.handle.h)
+    assert _status(dec.handle, "reorder", np.array([-1, 0, 0], np.int32), 3) == abi.E_KERNEL
+    assert _status(dec.handle, "reorder", np.zeros(9, np.int32), 9) == abi.E_ARGUMENT
+    # Nothing moved: the next step gives the bits it gives without the refused calls.
+    np.testing.assert_array_equal(step_after([[0, 3, 1], [-1, 0, 0], [0] * 9]), step_after([]))

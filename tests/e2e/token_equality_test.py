@@ -18,20 +18,9 @@ from models.whisper.reference import openai_reference
 from runtime import audio_input, runfiles
 from runtime.decoding import DecodingOptions, greedy_decode
 from runtime.engine import N_FRAMES, Engine
+from tests.e2e.clips import shard, shared_clips
 
 VARIANT = os.environ["CKW_VARIANT"]
-
-
-def _clips():
-    root = runfiles.locate("test_audio", "")
-    with open(os.path.join(root, "librispeech", "MANIFEST.tsv"), encoding="utf-8") as f:
-        names = [line.split("\t")[0] for line in f.read().splitlines()[1:] if line.strip()]
-    clips = ["jfk.wav"] + [f"librispeech/{n}" for n in names]
-    # Bazel test sharding: each shard takes every n-th clip.
-    shards = int(os.environ.get("TEST_TOTAL_SHARDS", "1"))
-    if shards > 1:
-        open(os.environ["TEST_SHARD_STATUS_FILE"], "a").close()
-    return clips[int(os.environ.get("TEST_SHARD_INDEX", "0"))::shards]
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +28,7 @@ def engine():
     return Engine.from_runfiles(VARIANT)
 
 
-@pytest.mark.parametrize("clip", _clips())
+@pytest.mark.parametrize("clip", shard(shared_clips()))
 def test_greedy_tokens_equal_openai_whisper(engine, clip):
     path = runfiles.locate("test_audio", clip)
     audio = openai_reference.read_audio_16k(path)

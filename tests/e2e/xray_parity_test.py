@@ -83,11 +83,11 @@ MAPPED: List[Tuple[str, str, str]] = [
     (r"conv2:x<-channel_major\.dst", "conv1.y", "transpose"),
     # Encoder attention reads K/V head-major: [H, n_ctx, Dh] -> token rows [n_ctx, H * Dh].
     (r"(blocks\.\d+)\.self_attn:([kv])<-head_major\.dst", "{0}.{1}_proj.y", "head_major"),
-    # Decoder KV caches, reported as the whole cache instance [H, n_text_ctx, Dh] (a window
-    # write): rows 0 .. pos + n_tokens - 1 are filled and must hold every token so far.
-    (r"state:self_([kv])\[(\d+),0\]<-head_major\.dst", "blocks.{1}.{0}_proj.y", "head_major"),
+    # Decoder self-KV caches, reported as the layer's whole cache [max_beams, H, n_text_ctx, Dh]
+    # (a window write): sequence 0's rows 0 .. pos + n_tokens - 1 must hold every token so far.
+    (r"(blocks\.\d+)\.([kv])_cache\.dst", "{0}.{1}_proj.y", "batch_head_major"),
     # Cross-K/V cache [H, n_audio_ctx, Dh]: all encoder rows, projected once per memory.
-    (r"state:cross_([kv])\[(\d+),0\]<-head_major\.dst", "blocks.{1}.cross_{0}_proj.y", "head_major"),
+    (r"state:cross_([kv])\[(\d+)\]<-head_major\.dst", "blocks.{1}.cross_{0}_proj.y", "head_major"),
 ]
 
 
@@ -96,6 +96,8 @@ def view(kind: str, ours: np.ndarray, rows: int) -> np.ndarray:
         return ours.T
     if kind == "head_major":  # [H, capacity, Dh] -> rows 0..rows-1 as [rows, H * Dh]
         return ours[:, :rows].transpose(1, 0, 2).reshape(rows, -1)
+    if kind == "batch_head_major":  # [sequences, H, capacity, Dh]: sequence 0's rows
+        return view("head_major", ours[0], rows)
     raise ValueError(kind)
 
 
@@ -173,8 +175,12 @@ class Run:
         n_vocab = decoder.lib.dim("n_vocab")
         prompt = np.array(self.tokens[:-1], np.int32)
         self.p = len(prompt)
-        self.prefill = self.tapped(decoder, "prefill", prompt, prompt.size, np.empty((prompt.size, n_vocab), np.float32))
-        self.decode = self.tapped(decoder, "decode", int(self.tokens[-1]), np.empty((1, n_vocab), np.float32))
+        d = decoder.lib
+        cross_qk = np.empty((d.dim("n_layers"), d.dim("n_heads"), prompt.size, d.dim("n_audio")), np.float32)
+        self.prefill = self.tapped(decoder, "prefill", prompt, prompt.size, cross_qk,
+                                   np.empty((prompt.size, n_vocab), np.float32))
+        self.decode = self.tapped(decoder, "decode", np.array(self.tokens[-1:], np.int32), 1,
+                                  np.empty((1, n_vocab), np.float32))
         assert decoder.query("cross_kv_projections") == 1
         self.ref_prefill = xr.decoder_edges(self.model, self.tokens[:-1], self.memory)
         self.ref_full = xr.decoder_edges(self.model, self.tokens, self.memory)
@@ -228,13 +234,14 @@ def compare(stage: str, taps: List[Tuple[str, np.ndarray]], ref: Dict[str, np.nd
         rows.append({"stage": stage, "edge": ",".join(dupes), "ref": "", "shape": (), "error": "reported twice"})
     ours = dict(taps)
     for edge, data in taps:
-        if edge in ref:
-            rows.append(row(stage, edge, edge, data, ref[edge]))
-            seen.add(edge)
-        elif mapped(edge):
+        if mapped(edge):
             ref_edge, kind = mapped(edge)
             full = ref_full[ref_edge]  # a cache view holds every row so far, not only this call's
             rows.append(row(stage, edge, f"{ref_edge} ({kind})", view(kind, data, full.shape[0]), full))
+            seen.add(edge)  # the oracle may name the cache edge too (its token rows)
+        elif edge in ref:
+            rows.append(row(stage, edge, edge, data, ref[edge]))
+            seen.add(edge)
         else:
             rows.append({"stage": stage, "edge": edge, "ref": "", "shape": data.shape,
                          "error": "no reference edge: add it to models/whisper/reference/xray_reference.py or MAPPED"})
@@ -305,8 +312,9 @@ def table(variant: str) -> Tuple[dict, ...]:
     rows += compare("encoder", r.encoder, r.ref_encoder, r.ref_encoder, enc_res)
     rows += compare("prefill", r.prefill, r.ref_prefill, r.ref_prefill, dec_res)
     # The decode step's rows are rows p.. of the run over the whole sequence; cross-K/V are
-    # not projected again (cached at prefill), so the step reports none.
-    cross = {e for e in r.ref_full if re.fullmatch(r"blocks\.\d+\.cross_[kv]_proj\.y", e)}
+    # not projected again (cached at prefill), so the step reports none, nor cross_qk (asked
+    # for at prefill only).
+    cross = {e for e in r.ref_full if re.fullmatch(r"blocks\.\d+\.(cross_[kv]_proj\.y|cross_qk\.s)", e)}
     step = {e: (a if e in cross else np.ascontiguousarray(a[r.p:])) for e, a in r.ref_full.items()}
     rows += compare("decode", r.decode, step, r.ref_full, dec_res, skip_ref=cross)
     print_table(variant, rows)
@@ -350,7 +358,7 @@ def test_every_circuit_edge_is_compared(variant):
     """Each circuit op output edge (xray_reference.circuit_edges) was tapped and compared."""
     d = run(variant).model.dims
     for part, stage, n in (("encoder", "encoder", d.n_audio_layer), ("decoder", "prefill", d.n_text_layer)):
-        names, _ = xr.circuit_edges(circuit(part), n)
+        names, _ = xr.circuit_edges(circuit(part), n, "run" if part == "encoder" else "prefill")
         compared = {r["edge"] for r in table(variant) if r["stage"] == stage and "max_abs" in r}
         missing = [e for e in names if e not in compared]
         assert not missing, f"{part} edges never compared: {missing}"

@@ -106,6 +106,7 @@ class _Unroller:
         self.ops: List[Op] = []
         self.defined: Dict[str, Op] = {}
         self.group_results: Dict[str, Dict[str, Ref]] = {}
+        self.repeat_counts: Dict[str, int] = {}
 
     def ref(self, text: str, where: str, scope: Dict[str, str], carries: Dict[str, Ref], index: Optional[int]) -> Ref:
         kind, _, rest = text.partition(":")
@@ -134,12 +135,23 @@ class _Unroller:
             raise CompileError(f"{where}: dangling edge '{text}': no op '{name}' is defined before this one")
         return Ref("op", flat, port)
 
+    def phases(self, item: dict, where: str, default: Optional[Tuple[str, ...]]) -> Tuple[str, ...]:
+        """An op's (or repeat's) phases: its own, else its repeat's, else every phase."""
+        phases = tuple(item.get("phases", default or list(self.data["phases"])))
+        for ph in phases:
+            if ph not in self.data["phases"]:
+                raise CompileError(f"{where}: /phases: unknown phase '{ph}' (declared: {', '.join(self.data['phases'])})")
+        if default and not set(phases) <= set(default):
+            raise CompileError(f"{where}: /phases: {', '.join(p for p in phases if p not in default)} not among its repeat's phases")
+        return phases
+
     def run(self, items: list, pointer: str, scope: Dict[str, str], carries: Dict[str, Ref],
-            index_name: Optional[str], index: Optional[int], prefix: str) -> None:
+            index_name: Optional[str], index: Optional[int], prefix: str,
+            default_phases: Optional[Tuple[str, ...]] = None) -> None:
         for i, item in enumerate(items):
             where_ptr = f"{pointer}/{i}"
             if "repeat" in item:
-                self.repeat(item, where_ptr, scope, carries, index)
+                self.repeat(item, where_ptr, scope, carries, index, default_phases)
                 continue
             flat = prefix + item["name"]
             where = f"{self.doc.path}: {where_ptr} ({flat})"
@@ -151,10 +163,7 @@ class _Unroller:
                 tensor = w["tensor"].replace("{" + index_name + "}", str(index)) if index_name else w["tensor"]
                 weights[p] = Weight(tensor, tuple(w["shape"]))
             stores = {p: self.ref(s, f"{where}: /stores/{p}", scope, carries, index) for p, s in sorted(item.get("stores", {}).items())}
-            phases = tuple(item.get("phases", list(self.data["phases"])))
-            for ph in phases:
-                if ph not in self.data["phases"]:
-                    raise CompileError(f"{where}: /phases: unknown phase '{ph}' (declared: {', '.join(self.data['phases'])})")
+            phases = self.phases(item, where, default_phases)
             op = Op(flat, item["kind"], where, inputs, weights, stores, dict(item.get("attrs", {})),
                     dict(item.get("dims", {})), phases, item.get("contract"), dict(item.get("exports", {})))
             self.ops.append(op)
@@ -162,9 +171,10 @@ class _Unroller:
             scope[item["name"]] = flat
 
     def repeat(self, group: dict, pointer: str, outer_scope: Dict[str, str], outer_carries: Dict[str, Ref],
-               outer_index: Optional[int]) -> None:
+               outer_index: Optional[int], outer_phases: Optional[Tuple[str, ...]] = None) -> None:
         name = group["repeat"]
         where = f"{self.doc.path}: {pointer} ({name})"
+        phases = self.phases(group, where, outer_phases)
         count = expr.evaluate(group["count"], self.dims, f"{where}: /count")
         if not isinstance(count, int) or count <= 0:
             raise CompileError(f"{where}: /count: expected a positive count, got {count}")
@@ -173,10 +183,11 @@ class _Unroller:
                    for c, s in sorted(carry_specs.items())}
         for i in range(count):
             scope = dict(outer_scope)
-            self.run(group["ops"], f"{pointer}/ops", scope, current, group["index"], i, f"{name}.{i}.")
+            self.run(group["ops"], f"{pointer}/ops", scope, current, group["index"], i, f"{name}.{i}.", phases)
             current = {c: self.ref(s["next"], f"{where}: /carry/{c}/next", scope, current, i)
                        for c, s in sorted(carry_specs.items())}
         self.group_results[name] = current
+        self.repeat_counts[name] = count
 
 
 def build(doc: Document, config: Document) -> Graph:
@@ -191,8 +202,20 @@ def build(doc: Document, config: Document) -> Graph:
     unroller.run(data["ops"], "/ops", {}, {}, None, None, "")
     outputs = {}
     for name, out in sorted(data["outputs"].items()):
-        ref = unroller.ref(out["from"], f"{doc.path}: /outputs/{name}/from", {}, {}, None)
-        outputs[name] = dict(out, ref=ref)
+        where = f"{doc.path}: /outputs/{name}"
+        if "stack" not in out:
+            outputs[name] = dict(out, ref=unroller.ref(out["from"], f"{where}/from", {}, {}, None), stacked=[])
+            continue
+        # One slice per iteration of a repeat: `from` names an op inside it, unrolled as <stack>.<i>.<op>.
+        stack = out["stack"]
+        if stack not in unroller.repeat_counts:
+            raise CompileError(f"{where}/stack: no repeat named '{stack}' (repeats: {', '.join(sorted(unroller.repeat_counts))})")
+        kind, _, rest = out["from"].partition(":")
+        op, _, port = rest.partition(".")
+        refs = [Ref("op", f"{stack}.{i}.{op}", port) for i in range(unroller.repeat_counts[stack])]
+        if kind != "op" or any(r.name not in unroller.defined for r in refs):
+            raise CompileError(f"{where}/from: '{out['from']}' is not an op port inside repeat '{stack}'")
+        outputs[name] = dict(out, ref=refs[0], stacked=refs)
     for name, ext in data["externals"].items():
         for ph in ext.get("phases", []):
             if ph not in data["phases"]:

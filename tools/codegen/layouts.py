@@ -58,8 +58,23 @@ class PhaseGraph:
     phase: str
     nodes: List[Node]
     tensors: Dict[str, Tensor]
-    outputs: Dict[str, str]  # circuit output name -> tensor id
+    outputs: Dict[str, str]  # circuit output name -> tensor id (a stacked output: its first slice)
     externals: List[str]  # argument externals this phase reads
+    stacked: Dict[str, List[str]] = field(default_factory=dict)  # stacked output -> its slices' tensor ids
+
+    def output_of(self, tid: str):
+        """(output name, slice index or None) of a tensor the caller's buffer holds, else None."""
+        for name, slices in self.stacked.items():
+            if tid in slices:
+                return name, slices.index(tid)
+        return next(((n, None) for n, v in self.outputs.items() if v == tid), None)
+
+
+def _in_place(doc: Document, node: "Node", out_port: str, tid: str) -> bool:
+    """Whether output `out_port` may update tensor `tid` in place: the node reads `tid` through an
+    input port the kernel map pairs with `out_port` in `may_alias`."""
+    pairs = {frozenset(p) for p in doc.data.get("may_alias", [])}
+    return any(t == tid and frozenset((out_port, p)) in pairs for p, t in node.inputs.items())
 
 
 def _endpoint(name: str, t_layout: str, t_placement: str) -> str:
@@ -99,6 +114,7 @@ class _Builder:
         self.tensors: Dict[str, Tensor] = {}
         self.values: Dict[Ref, str] = {}  # edge source -> tensor id holding it in this phase
         self.externals: List[str] = []
+        self.stacked: Dict[str, List[str]] = {}
 
     def tensor(self, t: Tensor) -> str:
         if t.id in self.tensors:
@@ -192,9 +208,11 @@ class _Builder:
                 st = self.graph.states[state_ref.name]
                 target = Tensor(str(state_ref), st.dtype, st.layout, "state", state_ref)
                 if target.id in self.tensors:
-                    raise self.error(f"{op.where}: {state_ref} is read before this op writes it in phase '{self.phase}'; order the writer first",
-                                     str(ref), str(state_ref))
-                if st.layout == spec["layout"]:
+                    if not _in_place(doc, node, port, target.id):
+                        raise self.error(f"{op.where}: {state_ref} is read before this op writes it in phase '{self.phase}'; order the writer first (or read and write it through ports the kernel's may_alias pairs, in place)",
+                                         str(ref), str(state_ref))
+                    tid = target.id
+                elif st.layout == spec["layout"]:
                     tid = self.tensor(target)
                 else:
                     tid = self.tensor(Tensor(f"{op.name}.{port}", spec["dtype"], spec["layout"], "arena"))
@@ -210,6 +228,20 @@ class _Builder:
         result = {}
         for name, out in sorted(self.graph.outputs.items()):
             if self.phase not in out["phases"]:
+                continue
+            if out["stacked"]:
+                # Each iteration's producer writes its slice of the caller's buffer in place.
+                self.stacked[name] = []
+                for ref in out["stacked"]:
+                    tid = self.source(ref, f"output:{name}")
+                    t = self.tensors[tid]
+                    if t.placement != "arena" or t.layout != out["layout"] or t.dtype != out["dtype"]:
+                        raise CompileError(f"{_endpoint(str(ref), t.layout, t.placement)} -> "
+                                           f"{_endpoint('output:' + name, out['layout'], 'external')}: a stacked output's "
+                                           f"slices must be produced in its dtype and layout")
+                    t.placement = "external"
+                    self.stacked[name].append(tid)
+                result[name] = self.stacked[name][0]
                 continue
             tid = self.source(out["ref"], f"output:{name}")
             t = self.tensors[tid]
@@ -230,4 +262,4 @@ def join(graph: Graph, selection: Selection, kernel_maps: List[Document], phase:
         if phase in op.phases:
             b.run_op(op)
     outputs = b.run_outputs()
-    return PhaseGraph(phase, b.nodes, b.tensors, outputs, b.externals)
+    return PhaseGraph(phase, b.nodes, b.tensors, outputs, b.externals, b.stacked)

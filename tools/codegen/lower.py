@@ -86,8 +86,12 @@ class _Lowerer:
             if t.ref is not None:
                 name = t.ref.name
                 return (f"({ctype})&{name}" if name in self.by_value else f"({ctype}){name}"), f"argument {name}"
-            out = next(n for n, v in self.pg.outputs.items() if v == tid)
-            return f"({ctype}){out}", f"output {out}"
+            out, index = self.pg.output_of(tid)
+            if index is None:
+                return f"({ctype}){out}", f"output {out}"
+            # Slice `index` of a stacked output: slices are the shape of this tensor, back to back.
+            size = " * ".join(expr.compound(d) for d in t.shape) or "1"
+            return f"({ctype})({out} + {index} * {size})" if index else f"({ctype}){out}", f"output {out}[{index}]"
         key = f"external:{t.ref.name}" if t.ref.kind == "external" else f"state:{t.ref.name}"
         region = self.regions[key]
         index = 0
@@ -95,7 +99,7 @@ class _Lowerer:
             index = index * count + i
         return f"({ctype})(state + {region.offset + index * region.instance_bytes})", f"state {t.id}"
 
-    def call(self, node: Node, guarded: bool) -> dict:
+    def call(self, node: Node, guarded: bool, optional: str = "") -> dict:
         where = f"{node.op.where if node.op else 'converter ' + node.name}: kernel {node.kernel} ({node.kmap.path})"
         ports = node.kmap.data["ports"]
         scratch = iter(range(len(scratch_exprs(node))))
@@ -146,7 +150,8 @@ class _Lowerer:
         strerror = kernel_attrs.status_strerror(node.kmap.data)
         return {"node": node.name, "kernel": node.kernel, "header": node.kmap.data["header"],
                 "library": node.kmap.data["library"], "status": strerror is not None,
-                "strerror": strerror or "", "guarded": guarded, "args": args, "taps": self.taps(node),
+                "strerror": strerror or "", "guarded": guarded, "optional": optional, "args": args,
+                "taps": self.taps(node),
                 "parallel": self.split(node, splits, args, thread_scratch, sum(thread_bytes))}
 
     def split(self, node: Node, opts: List[dict], args: List[dict], thread_scratch: List[dict],
@@ -183,9 +188,9 @@ class _Lowerer:
             if t.dtype != "f32":
                 continue
             window = None
-            if t.window_offset is not None:
-                spec = node.kmap.data["ports"][port].get("window") or {}
-                window = {"axis": spec.get("axis", 0), "offset": expr.c_text(t.window_offset)}
+            spec = node.kmap.data["ports"][port].get("window")
+            if t.window_offset is not None and spec:
+                window = {"axis": spec["axis"], "offset": expr.c_text(t.window_offset)}
             result.append({"edge": f"{node.name}.{port}", "tensor": tid,
                            "data": self.pointer(tid, "const float *")[0],
                            "shape": [expr.c_text(d) for d in t.shape], "window": window})
@@ -261,9 +266,14 @@ def _entry(graph: Graph, pg: PhaseGraph, env, prefix: str) -> dict:
             checks.append({"cond": f"{name} > {v.hi}", "error": "CONTEXT_FULL"})
     for name, tid in sorted(pg.outputs.items()):
         out = graph.outputs[name]
-        shape = ", ".join(expr.c_text(d) for d in pg.tensors[tid].shape)
-        params.append({"name": name, "ctype": f"{C_TYPES[out['dtype']]} *", "doc": f"[{shape}] {out.get('doc', '')}".strip(),
-                       "output": True})
+        dims = [expr.c_text(d) for d in pg.tensors[tid].shape]
+        if name in pg.stacked:
+            dims.insert(0, str(len(pg.stacked[name])))
+        doc = f"[{', '.join(dims)}] {out.get('doc', '')}".strip()
+        if out.get("optional"):
+            doc += " (NULL: not computed, nor the calls only it needs)"
+        params.append({"name": name, "ctype": f"{C_TYPES[out['dtype']]} *", "doc": doc, "output": True,
+                       "optional": bool(out.get("optional"))})
     setters = sorted({t.ref.name for t in pg.tensors.values() if t.ref is not None and t.ref.kind == "external"
                       and graph.externals[t.ref.name].get("binding") == "setter"})
     seq = None
@@ -297,7 +307,7 @@ def lower_phase(graph: Graph, pg: PhaseGraph, plan: PhasePlan, regions, weights:
             raise CompileError(f"{graph.path}: /phases/{pg.phase}/runtime/{name}: computed, but no op in this phase exports it")
     entry["query_vars"] = query_vars
     entry["dynamic_arena"] = lw.dynamic_arena()
-    entry["calls"] = [lw.call(n, g) for n, g in zip(plan.order, plan.guarded)]
+    entry["calls"] = [lw.call(n, g, o) for n, g, o in zip(plan.order, plan.guarded, plan.optional)]
     entry["split_kernels"] = [(n.kernel, n.kmap, c["parallel"]["options"]) for n, c in zip(plan.order, entry["calls"])
                               if c["parallel"]]
     entry["arena_bytes"] = max(plan.arena_bytes, 0)

@@ -52,6 +52,7 @@ class PhasePlan:
     phase: str
     order: List[Node]
     guarded: List[bool]  # per call: runs only while the projection cache is invalid
+    optional: List[str]  # per call: the optional output it only serves (skipped when NULL), or ""
     buffers: Dict[str, Buffer]
     arena_bytes: int  # static plans; -1 when sizes are known only at run time
     slots: List[List[str]]  # run-time plans: buffer ids per slot (slots laid out in order)
@@ -99,7 +100,7 @@ def _guarded(graph: Graph, pg: PhaseGraph) -> Dict[str, bool]:
     for n in pg.nodes:
         for tid in n.inputs.values():
             readers.setdefault(tid, []).append(n.name)
-    outputs = set(pg.outputs.values())
+    outputs = set(pg.outputs.values()) | {t for slices in pg.stacked.values() for t in slices}
     for n in reversed(pg.nodes):
         ok = bool(n.outputs)
         for tid in n.outputs.values():
@@ -109,6 +110,32 @@ def _guarded(graph: Graph, pg: PhaseGraph) -> Dict[str, bool]:
             else:
                 ok &= tid not in outputs and bool(readers.get(tid)) and all(result[r] for r in readers[tid])
         result[n.name] = ok
+    return result
+
+
+def _optional_only(graph: Graph, pg: PhaseGraph) -> Dict[str, str]:
+    """Node -> the optional output that is its only effect (directly or through arena tensors
+    read only by such nodes), or "": the call runs only when the caller asked for that output."""
+    owner = {}
+    for name, tid in pg.outputs.items():
+        if graph.outputs[name].get("optional"):
+            for t in pg.stacked.get(name, [tid]):
+                owner[t] = name
+    readers: Dict[str, List[str]] = {}
+    for n in pg.nodes:
+        for tid in n.inputs.values():
+            readers.setdefault(tid, []).append(n.name)
+    result: Dict[str, str] = {}
+    for n in reversed(pg.nodes):
+        served = set()
+        for tid in n.outputs.values():
+            if tid in owner:
+                served.add(owner[tid])
+            elif pg.tensors[tid].placement == "arena" and readers.get(tid):
+                served |= {result.get(r) or None for r in readers[tid]}
+            else:
+                served.add(None)
+        result[n.name] = served.pop() if len(served) == 1 and None not in served else ""
     return result
 
 
@@ -152,9 +179,11 @@ def plan_phase(graph: Graph, pg: PhaseGraph) -> PhasePlan:
             bid = f"{node.name}#scratch{k}"
             buffers[bid] = Buffer(bid, max(size or 0, 1), i, i, size_c="" if size is not None else expr.c_text(value))
     flags = [guarded[n.name] for n in order]
+    optional = _optional_only(graph, pg)
+    skips = [optional[n.name] for n in order]
     if any(b.size_c for b in buffers.values()):
-        return PhasePlan(pg.phase, order, flags, buffers, -1, _assign_slots(list(buffers.values())))
-    return PhasePlan(pg.phase, order, flags, buffers, _assign_offsets(list(buffers.values())), [])
+        return PhasePlan(pg.phase, order, flags, skips, buffers, -1, _assign_slots(list(buffers.values())))
+    return PhasePlan(pg.phase, order, flags, skips, buffers, _assign_offsets(list(buffers.values())), [])
 
 
 def _assign_slots(buffers: List[Buffer]) -> List[List[str]]:

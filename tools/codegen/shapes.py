@@ -117,6 +117,8 @@ class _Binder:
         for port, tid in node.outputs.items():
             t = self.pg.tensors[tid]
             window = ports[port].get("window")
+            if tid in node.inputs.values():
+                continue  # an in-place update (may_alias) of a tensor the node also reads, not an append
             if t.window_offset is not None:
                 if not window:
                     raise CompileError(f"{where}: port '{port}' writes {t.id}, which needs a windowed (appending) write; the kernel declares no window")

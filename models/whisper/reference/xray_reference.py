@@ -35,7 +35,11 @@ T = decoder tokens; "in(m)" is the input of module m, "out(m)" its output):
 | dec  | blocks.i.cross_attn_norm.y               | [T, d]     | out(D.blocks[i].cross_attn_ln)                |
 | dec  | blocks.i.cross_q_proj.y                  | [T, d]     | out(D.blocks[i].cross_attn.query)             |
 | dec  | blocks.i.cross_k_proj.y / cross_v_proj.y | [n, d]     | out(D.blocks[i].cross_attn.key / value)       |
+| dec  | blocks.i.k_cache.dst / v_cache.dst       | [T, d]     | = k_proj.y / v_proj.y (the circuit appends    |
+|      |                                          |            | them to its per-sequence head-major cache)    |
 | dec  | blocks.i.cross_attn.o                    | [T, d]     | in(D.blocks[i].cross_attn.out)                |
+| dec  | blocks.i.cross_qk.s                      | [H, T, n]  | whisper's qkv_attention qk: (q * Dh^-0.25) @  |
+|      |                                          |            | (k * Dh^-0.25)^T per head, from cross q and k |
 | dec  | blocks.i.cross_out_proj.before_residual  | [T, d]     | out(D.blocks[i].cross_attn.out) (ref)         |
 | dec  | blocks.i.cross_out_proj.y                | [T, d]     | in(D.blocks[i].mlp_ln): residual after cross  |
 | both | blocks.i.mlp_norm.y                      | [rows, d]  | out(blocks[i].mlp_ln)                         |
@@ -48,6 +52,8 @@ T = decoder tokens; "in(m)" is the input of module m, "out(m)" its output):
 | dec  | logits.y                                 | [T, vocab] | out(D) = ln.y @ token_embedding.T             |
 
 rows = n in the encoder, T in the decoder; (ref) = reference only, no circuit edge. The
+decoder's reorder phase (kv_reorder.*) has no edge in a forward pass (`circuit_edges(...,
+phase)` leaves out ops of other phases). The
 attention ops' output port is `o` (the attention kernel's), every other op's is `y`.
 
 `decoder_edges(..., first_row=p)` keeps token rows p.. only, as a decode step at position p
@@ -188,19 +194,41 @@ def decoder_edges(model, tokens: Sequence[int], memory, first_row: int = 0,
         with torch.no_grad():
             dec(torch.tensor([tokens], dtype=torch.long), m.float()[None])
     edges = rec.edges
+    heads = model.dims.n_text_head
+    for i in range(len(dec.blocks)):
+        p = f"blocks.{i}."
+        for kv in "kv":
+            if f"{p}{kv}_proj.y" in edges and (rec._keep is None or rec._keep(f"{p}{kv}_cache.dst")):
+                edges[f"{p}{kv}_cache.dst"] = edges[f"{p}{kv}_proj.y"]
+        if f"{p}cross_q_proj.y" in edges and f"{p}cross_k_proj.y" in edges and \
+                (rec._keep is None or rec._keep(f"{p}cross_qk.s")):
+            edges[f"{p}cross_qk.s"] = _attention_logits(edges[f"{p}cross_q_proj.y"], edges[f"{p}cross_k_proj.y"], heads)
     if first_row:
         for name in edges:
-            if not (name.endswith(".cross_k_proj.y") or name.endswith(".cross_v_proj.y")):
+            if name.endswith(".cross_qk.s"):
+                edges[name] = np.ascontiguousarray(edges[name][:, first_row:])
+            elif not (name.endswith(".cross_k_proj.y") or name.endswith(".cross_v_proj.y")):
                 edges[name] = np.ascontiguousarray(edges[name][first_row:])
     return edges
 
 
-def circuit_edges(circuit: dict, n_layers: int) -> Tuple[List[str], Dict[str, str]]:
-    """The op output edges of a circuit JSON document, unrolled as the compiler does.
+def _attention_logits(q: np.ndarray, k: np.ndarray, heads: int) -> np.ndarray:
+    """openai-whisper's qkv_attention `qk` (what its word timing hooks read), float32:
+    (q * Dh^-0.25) @ (k * Dh^-0.25)^T per head, [heads, q rows, k rows]."""
+    qt = torch.from_numpy(q).view(q.shape[0], heads, -1).permute(1, 0, 2)
+    kt = torch.from_numpy(k).view(k.shape[0], heads, -1).permute(1, 0, 2)
+    scale = qt.shape[-1] ** -0.25
+    return ((qt * scale) @ (kt * scale).transpose(-1, -2)).numpy().astype(np.float32)
+
+
+def circuit_edges(circuit: dict, n_layers: int, phase: Optional[str] = None) -> Tuple[List[str], Dict[str, str]]:
+    """The op output edges of a circuit JSON document, unrolled as the compiler does (only the
+    ops of `phase`, when given: an op's own phases, else its repeat's, else all).
 
     Returns (edge names in circuit order, {edge: op kind}). An op's output port is the one
-    other ops read (`op:<name>.<port>`), its `stores` port, or `y`. `op:<repeat>.<carry>`
-    reads a repeat group's carry, which is another op's edge, and names no op itself.
+    other ops read (`op:<name>.<port>`) or an output stacks, its `stores` port, or `y`.
+    `op:<repeat>.<carry>` reads a repeat group's carry, which is another op's edge, and names no
+    op itself.
     """
     read_ports: Dict[str, set] = {}
 
@@ -219,7 +247,9 @@ def circuit_edges(circuit: dict, n_layers: int) -> Tuple[List[str], Dict[str, st
     edges: List[str] = []
     kinds: Dict[str, str] = {}
 
-    def add(op: dict, prefix: str):
+    def add(op: dict, prefix: str, default_phases=None):
+        if phase is not None and phase not in op.get("phases", default_phases or [phase]):
+            return
         ports = set(read_ports.get(op["name"], ())) | set(op.get("stores", {}))
         for port in sorted(ports or {"y"}):
             edges.append(f"{prefix}{op['name']}.{port}")
@@ -229,7 +259,7 @@ def circuit_edges(circuit: dict, n_layers: int) -> Tuple[List[str], Dict[str, st
         if "repeat" in item:
             for i in range(n_layers):
                 for op in item["ops"]:
-                    add(op, f"{item['repeat']}.{i}.")
+                    add(op, f"{item['repeat']}.{i}.", item.get("phases"))
         else:
             add(item, "")
     return edges, kinds

@@ -30,6 +30,8 @@ from runtime import runfiles
 from runtime.tokenizer import WhisperTokenizer
 
 VARIANTS = ["tiny", "base"]
+# The phase whose ops a forward pass of openai-whisper covers, per part.
+FORWARD = {"encoder": "run", "decoder": "prefill"}
 
 
 @functools.lru_cache(maxsize=None)
@@ -75,7 +77,7 @@ def edges_of(variant: str, part: str):
 @pytest.mark.parametrize("part", ["encoder", "decoder"])
 def test_edge_names_are_the_circuit_edges(variant, part):
     model, _, _ = setup(variant)
-    names, _ = xr.circuit_edges(circuit(part), n_layers(model, part))
+    names, _ = xr.circuit_edges(circuit(part), n_layers(model, part), FORWARD[part])
     got = edges_of(variant, part)
     circuit_only = sorted(set(names) - set(got))
     assert not circuit_only, f"circuit edges the oracle does not produce (update xray_reference.py): {circuit_only}"
@@ -95,7 +97,9 @@ def test_shapes_and_dtypes(variant):
     enc, dec = encoder_edges(variant), decoder_edges(variant)
     for edges in (enc, dec):
         for name, a in edges.items():
-            assert a.dtype == np.float32 and a.ndim == 2 and a.flags.c_contiguous, name
+            # token rows [rows, width]; the cross-attention logits [heads, T, n_audio_ctx]
+            assert a.dtype == np.float32 and a.ndim == (3 if name.endswith(".cross_qk.s") else 2), name
+            assert a.flags.c_contiguous, name
             assert np.isfinite(a).all(), name
     assert enc["conv1.y"].shape == (2 * d.n_audio_ctx, d.n_audio_state)
     assert enc["ln_post.y"].shape == (d.n_audio_ctx, d.n_audio_state)
@@ -108,6 +112,7 @@ def test_shapes_and_dtypes(variant):
         assert dec[f"blocks.{i}.cross_k_proj.y"].shape == (d.n_audio_ctx, d.n_text_state)
         assert dec[f"blocks.{i}.cross_v_proj.y"].shape == (d.n_audio_ctx, d.n_text_state)
         assert dec[f"blocks.{i}.cross_attn.o"].shape == (T, d.n_text_state)
+        assert dec[f"blocks.{i}.cross_qk.s"].shape == (d.n_text_head, T, d.n_audio_ctx)
     assert dec["logits.y"].shape == (T, d.n_vocab)
 
 
@@ -177,9 +182,9 @@ def _gelu(x):
     return 0.5 * x * (1.0 + torch.erf(x / np.sqrt(2.0)))
 
 
-def interpret(doc: dict, edges, externals, weights, layers: int, n_heads: int):
-    """Yields (edge name, expected float64 tensor) for every op output edge of `doc`."""
-    names, _ = xr.circuit_edges(doc, layers)
+def interpret(doc: dict, edges, externals, weights, layers: int, n_heads: int, phase: str):
+    """Yields (edge name, expected float64 tensor) for every op output edge of `doc` in `phase`."""
+    names, _ = xr.circuit_edges(doc, layers, phase)
     out_port = {}
     for n in names:
         op, _, port = n.rpartition(".")
@@ -208,8 +213,15 @@ def interpret(doc: dict, edges, externals, weights, layers: int, n_heads: int):
         elif kind in ("linear", "linear_gelu", "linear_residual"):
             y = ins["x"] @ w["w"].T + w["b"]
             y = _gelu(y) if kind == "linear_gelu" else y + ins["r"] if kind == "linear_residual" else y
-        elif kind == "attention":
+        elif kind in ("attention", "attention_batched"):  # one sequence: the batch is sequence 0
             y = _attention(ins["q"], ins["k"], ins["v"], n_heads, attrs["causal"])
+        elif kind == "attention_scores":
+            q, k = ins["q"], ins["k"]
+            dh = q.shape[1] // n_heads
+            y = q.reshape(q.shape[0], n_heads, dh).transpose(0, 1) @ k.reshape(k.shape[0], n_heads, dh).permute(1, 2, 0)
+            y = y / np.sqrt(dh)
+        elif kind == "token_major_to_batch_head_major":  # a cache append: the token rows themselves
+            y = ins["src"]
         elif kind == "conv1d_gelu":
             x = ins["x"].T[None]  # token-major edge -> [1, channels, time]
             y = _gelu(F.conv1d(x, w["w"], w["b"], stride=attrs["stride"], padding=attrs["padding"]))[0].T
@@ -227,10 +239,16 @@ def interpret(doc: dict, edges, externals, weights, layers: int, n_heads: int):
             states[state.partition(":")[2]] = f"{name}.{out_port[name]}"
         return f"{name}.{out_port[name]}", y
 
+    def runs(op: dict, repeat: dict = None) -> bool:
+        return phase in op.get("phases", (repeat or {}).get("phases", [phase]))
+
     results: Dict[str, Dict[str, torch.Tensor]] = {}
     for item in doc["ops"]:
         if "repeat" not in item:
-            yield run(item, set(), "", None, {}, {})
+            if runs(item):
+                yield run(item, set(), "", None, {}, {})
+            continue
+        if not runs(item):
             continue
         local = {op["name"] for op in item["ops"]}
         carry = {c: resolve(spec["init"], set(), "", {}, {}) for c, spec in item["carry"].items()}
@@ -238,7 +256,8 @@ def interpret(doc: dict, edges, externals, weights, layers: int, n_heads: int):
             prefix = f"{item['repeat']}.{i}."
             states: Dict[str, str] = {}
             for op in item["ops"]:
-                yield run(op, local, prefix, i, carry, states)
+                if runs(op, item):
+                    yield run(op, local, prefix, i, carry, states)
             carry = {c: resolve(spec["next"], local, prefix, carry, states) for c, spec in item["carry"].items()}
         results[item["repeat"]] = carry
 
@@ -256,7 +275,8 @@ def test_each_op_of_the_circuit_reproduces_its_edge(variant, part):
     }
     heads = model.dims.n_audio_head if part == "encoder" else model.dims.n_text_head
     checked = []
-    for name, expected in interpret(circuit(part), edges, externals, ckpt.tensor, n_layers(model, part), heads):
+    for name, expected in interpret(circuit(part), edges, externals, ckpt.tensor, n_layers(model, part), heads,
+                                    FORWARD[part]):
         got = _t(edges[name])
         assert tuple(got.shape) == tuple(expected.shape), name
         scale = max(float(expected.abs().max()), 1.0)
@@ -264,7 +284,7 @@ def test_each_op_of_the_circuit_reproduces_its_edge(variant, part):
         # float32 rounding of one op, recomputed in float64 from the same float32 inputs
         assert err <= 2e-5 * scale, f"{name}: max |oracle - circuit op| = {err:.3g} (scale {scale:.3g})"
         checked.append(name)
-    names, _ = xr.circuit_edges(circuit(part), n_layers(model, part))
+    names, _ = xr.circuit_edges(circuit(part), n_layers(model, part), FORWARD[part])
     assert sorted(checked) == sorted(names)
 
 
@@ -298,6 +318,9 @@ def test_first_row_is_a_decode_step(variant):
     for name, a in step.items():
         if name.endswith(".cross_k_proj.y") or name.endswith(".cross_v_proj.y"):
             np.testing.assert_array_equal(a, full[name])
+        elif name.endswith(".cross_qk.s"):  # [heads, rows, n_audio_ctx]: the query rows are axis 1
+            assert a.shape[1] == 1, name
+            np.testing.assert_array_equal(a, full[name][:, p:])
         else:
             assert a.shape[0] == 1, name
             np.testing.assert_array_equal(a, full[name][p:])

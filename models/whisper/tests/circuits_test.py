@@ -61,7 +61,7 @@ def test_encoder_memory_plan(model):
 def test_cross_kv_projected_only_in_prefill_and_guarded(model):
     """Facts 1 and 4: projections of all encoder rows, only in prefill, behind the cache flag."""
     _, dims, r = model
-    prefill, decode = r["decoder"].plans
+    prefill, decode, _ = r["decoder"].plans
     guarded = [c for c in calls(prefill) if c["guarded_by_cross_kv_cache"]]
     assert len(guarded) == 4 * dims["n_text_layer"]  # k, v projections and their layout writes
     assert all(".cross_k_proj" in c["node"] or ".cross_v_proj" in c["node"] or "state:cross_" in c["node"]
@@ -90,13 +90,42 @@ def test_ir_geometry_facts(model):
     assert args_of(prefill, "blocks.0.cross_k_proj")["M"] == str(dims["n_audio_ctx"])
     # Fact 2: cross-attention queries = active tokens; keys = all encoder rows.
     assert args_of(prefill, "blocks.0.cross_attn")["Tq"] == "n_tokens"
-    assert args_of(decode, "blocks.0.cross_attn")["Tq"] == "1"
+    assert args_of(decode, "blocks.0.cross_attn")["Tq"] == "n_beams"  # one query per beam
     assert args_of(decode, "blocks.0.cross_attn")["Tk"] == str(dims["n_audio_ctx"])
     # Fact 3: a decode step attends pos + 1 cached rows.
     assert args_of(decode, "blocks.0.self_attn")["Tk"] == "pos + 1"
     assert args_of(decode, "blocks.0.self_attn")["q_pos"] == "pos"
     # Fact 4: decode requires the cache, prefill fills it.
     assert decode["requires_cross_kv"] and not prefill["requires_cross_kv"]
+
+
+def test_beams_share_cross_kv_and_run_every_gemm_once_per_step(model):
+    """Beams: a decode step takes every beam's row through each GEMM in one call (weights read
+    once per step); each beam has its own self-K/V (a leading axis of max_beams), the cross-K/V
+    has no beam axis (one projection shared by all beams); reorder touches only the self-K/V."""
+    dims, ph = decoder_ir(model)
+    decode, reorder = ph["decode"], ph["reorder"]
+    gemms = [c for c in decode["calls"] if c["kernel"].startswith("ckw_f32_gemm")]
+    assert len(gemms) == 8 * dims["n_text_layer"] + 1  # q k v o, cross q o, fc1 fc2; logits
+    assert all({a["arg"]: a["c"] for a in c["args"]}["M"] == "n_beams" for c in gemms)
+    assert [p["name"] for p in decode["params"]] == ["tokens", "n_beams", "logits"]
+    assert args_of(decode, "blocks.0.self_attn")["B"] == "n_beams"
+    state = {s["name"]: s for s in model[2]["decoder"].plans[0]["state"]}
+    max_beams = model[2]["decoder"].ir["dims"]["max_beams"]
+    for name in ("self_k", "self_v"):
+        assert state[f"state:{name}"]["instances"] == {"layer": dims["n_text_layer"]}
+        assert state[f"state:{name}"]["shape"][0] == max_beams
+    for name in ("cross_k", "cross_v"):
+        assert state[f"state:{name}"]["instances"] == {"layer": dims["n_text_layer"]}
+        assert state[f"state:{name}"]["shape"] == [dims["n_text_head"], dims["n_audio_ctx"],
+                                                   dims["n_text_state"] // dims["n_text_head"]]
+    assert {c["kernel"] for c in reorder["calls"]} == {"ckw_f32_reorder_batches"}
+    assert len(reorder["calls"]) == 2 * dims["n_text_layer"]
+    assert [p["name"] for p in reorder["params"]] == ["beam_indices", "n_beams"]
+    for c in reorder["calls"]:
+        a = {x["arg"]: x for x in c["args"]}
+        assert a["dst"]["source"] == a["src"]["source"] and "self_" in a["dst"]["source"]  # in place
+        assert a["n"]["c"] == "pos"  # only the rows written so far move
 
 
 def test_geometry_error_for_bad_heads(tmp_path):

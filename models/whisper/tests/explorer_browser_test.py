@@ -95,7 +95,7 @@ def test_arena_peak_equals_the_plan(tiny):
 
 def test_search_by_kernel_name(tiny):
     ir = outputs("tiny_decoder", "ir.json")
-    want = sum(c["kernel"] == "ckw_f32_attention" for p in ir["phases"] for c in p["calls"])
+    want = sum("ckw_f32_attention" in c["kernel"] for p in ir["phases"] for c in p["calls"])  # a substring search
     box = tiny.find_element(By.ID, "search")
     box.clear()
     box.send_keys("ckw_f32_attention")

@@ -39,12 +39,17 @@ def run_model(threads: int, mel: np.ndarray):
             tokens = rng.integers(0, vocab - 1000, n).astype(np.int32)
             logits = np.empty((n, vocab), np.float32)
             dh("reset")
-            dh("prefill", tokens, n, logits)
+            dh("prefill", tokens, n, None, logits)
             out[f"prefill{n}"] = logits
             for k, t in enumerate((11, 220, 1000)):
                 step = np.empty((1, vocab), np.float32)
-                dh("decode", t, step)
+                dh("decode", np.array([t], np.int32), 1, step)
                 out[f"prefill{n}_decode{k}"] = step
+            # Five beams at once (every GEMM with M = 5), after copying the prompt's K/V to them.
+            dh("reorder", np.zeros(5, np.int32), 5)
+            beams = np.empty((5, vocab), np.float32)
+            dh("decode", np.array([11, 220, 1000, 13, 0], np.int32), 5, beams)
+            out[f"prefill{n}_beams"] = beams
         return out
     finally:
         eh.close()
