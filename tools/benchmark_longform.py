@@ -67,8 +67,9 @@ def _cpu_name() -> str:
 def run_cli(variant: str, wav: str, out_dir: str, threads: int) -> dict:
     """ckw's CLI in a child process: wall seconds, peak RSS (MB) total and anonymous, srt cues."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    # Greedy, as the peers' transcribe() defaults (the CLI's own default is beam search, 5 beams).
     cmd = [sys.executable, "-m", "tools.transcribe", f"--wav={wav}", f"--model={variant}", "--output_format=srt",
-           f"--output_dir={out_dir}", "--noverbose", f"--threads={threads}"]
+           f"--output_dir={out_dir}", "--noverbose", f"--threads={threads}", "--beam_size=0"]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     peak = {"anon": 0, "file": 0}

@@ -68,22 +68,13 @@ def test_detected_language_equals_openai_whisper(clip):
 
 def reference_translation(audio):
     """openai-whisper's result and its decode() attempts grouped per window."""
-    model = openai_reference.model("base")
+    result, calls = openai_reference.transcribe_recording("base", audio, task="translate", temperature=TEMPERATURES,
+                                                          language=None)
     attempts = []
-
-    def recording_decode(mel, options):
-        result = whisper.decode(model, mel, options)
+    for options, decoded in calls:
         if options.temperature == 0.0:
             attempts.append([])
-        attempts[-1].append((options.temperature, list(result.tokens)))
-        return result
-
-    model.decode = recording_decode  # an instance attribute: whisper.transcribe calls model.decode
-    try:
-        result = whisper.transcribe(model, audio, task="translate", temperature=TEMPERATURES, fp16=False,
-                                    language=None, verbose=None)
-    finally:
-        del model.decode
+        attempts[-1].append((options.temperature, list(decoded.tokens)))
     return result, attempts
 
 

@@ -13,7 +13,6 @@ import sys
 import time
 
 import pytest
-import whisper
 
 from models.whisper.reference import openai_reference
 from runtime import audio_input, longform, runfiles
@@ -25,22 +24,12 @@ VARIANT = "tiny"
 
 
 def test_beam_transcribe_equals_openai_whisper():
-    model = openai_reference.model(VARIANT)
     audio = openai_reference.read_audio_16k(runfiles.locate("test_audio", CLIP))
-    temperatures = []
-
-    def recording_decode(mel, options):
-        temperatures.append(options.temperature)
-        return whisper.decode(model, mel, options)
-
-    model.decode = recording_decode  # an instance attribute: whisper.transcribe calls model.decode
-    try:
-        t0 = time.perf_counter()
-        ref = whisper.transcribe(model, audio, temperature=TEMPERATURES, beam_size=5, best_of=5, fp16=False,
-                                 language="en", verbose=None)
-        ref_seconds = time.perf_counter() - t0
-    finally:
-        del model.decode
+    t0 = time.perf_counter()
+    ref, calls = openai_reference.transcribe_recording(VARIANT, audio, temperature=TEMPERATURES, beam_size=5,
+                                                       best_of=5, language="en")
+    ref_seconds = time.perf_counter() - t0
+    temperatures = [options.temperature for options, _ in calls]
     assert set(temperatures) == {0.0}, "openai-whisper fell back to sampling: this clip cannot be compared"
 
     engine = Engine.from_runfiles(VARIANT)

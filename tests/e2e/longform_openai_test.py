@@ -87,25 +87,13 @@ def clip_path(clip: str) -> str:
 def reference(case: str):
     """openai-whisper's transcribe() result, its decode() attempts in order, and its wall time."""
     variant, clip, _, options = CASES[case]
-    model = openai_reference.model(variant)
     audio = openai_reference.read_audio_16k(clip_path(clip))
-    attempts = []
-
-    def recording_decode(mel, options):
-        result = whisper.decode(model, mel, options)
-        attempts.append({"temperature": options.temperature, "tokens": list(result.tokens),
-                         "avg_logprob": result.avg_logprob, "no_speech_prob": result.no_speech_prob,
-                         "compression_ratio": result.compression_ratio})
-        return result
-
-    model.decode = recording_decode  # an instance attribute: whisper.transcribe calls model.decode
-    try:
-        t0 = time.perf_counter()
-        result = whisper.transcribe(model, audio, temperature=TEMPERATURES, fp16=False, language=None, verbose=None,
-                                    **options)
-        seconds = time.perf_counter() - t0
-    finally:
-        del model.decode
+    t0 = time.perf_counter()
+    result, calls = openai_reference.transcribe_recording(variant, audio, temperature=TEMPERATURES, language=None,
+                                                          **options)
+    seconds = time.perf_counter() - t0
+    attempts = [{"temperature": o.temperature, "tokens": list(r.tokens), "avg_logprob": r.avg_logprob,
+                 "no_speech_prob": r.no_speech_prob, "compression_ratio": r.compression_ratio} for o, r in calls]
     return result, attempts, seconds
 
 

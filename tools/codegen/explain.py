@@ -71,9 +71,10 @@ class _Phase:
                             "ref": str(ref) if ref is not None else None, "cache": cache,
                             "window_offset": _text(window_offset)}
 
-    def edges(self, outputs: dict[str, str]) -> list[dict]:
+    def edges(self, outputs: dict[str, str], stacked: dict[str, list[str]]) -> list[dict]:
         """Producer -> consumer per value; a persistent value or an argument is a node of its own
-        (written into, read from), and each circuit output ends in an `output:<name>` node."""
+        (written into, read from), and each circuit output ends in an `output:<name>` node (a
+        stacked output: an edge from each of its slices)."""
         result = []
 
         def add(value, src, src_port, dst, dst_port):
@@ -91,13 +92,18 @@ class _Phase:
             elif vid in self.producer:
                 add(vid, self.producer[vid][0], self.producer[vid][1], node, port)
         for name, vid in sorted(outputs.items()):
-            if vid in self.producer:
-                add(vid, self.producer[vid][0], self.producer[vid][1], f"output:{name}", "")
+            for value in stacked.get(name) or [vid]:
+                if value in self.producer:
+                    add(value, self.producer[value][0], self.producer[value][1], f"output:{name}", "")
         return result
 
-    def result(self, status: str, outputs: dict[str, str], externals: list[str]) -> dict:
+    def result(self, status: str, outputs: dict[str, str], externals: list[str],
+               stacked: dict[str, list[str]] | None = None) -> dict:
+        """`outputs`: circuit output -> value (a stacked output's first slice); `stacked`: a stacked
+        output -> every slice's value."""
         return {"phase": self.phase, "status": status, "nodes": self.nodes, "values": dict(sorted(self.values.items())),
-                "edges": self.edges(outputs), "outputs": dict(sorted(outputs.items())), "externals": externals}
+                "edges": self.edges(outputs, stacked or {}), "outputs": dict(sorted(outputs.items())),
+                "externals": externals}
 
 
 def _candidates(selection, op_name: str, phase: str, table: list[list], index: dict[tuple, int]) -> int | None:
@@ -134,7 +140,7 @@ def _compiled(graph, selection, pg, pp, table, index) -> dict:
             ph.producer[tid] = (n.name, port)
         for port, tid in sorted(n.inputs.items()):
             ph.reads.append((tid, n.name, port))
-    return ph.result("compiled", pg.outputs, list(pg.externals))
+    return ph.result("compiled", pg.outputs, list(pg.externals), pg.stacked)
 
 
 def _declared(graph, selection, phase: str, status: str, table, index) -> dict:
@@ -181,8 +187,10 @@ def _declared(graph, selection, phase: str, status: str, table, index) -> dict:
             "weights": {p: w.tensor for p, w in sorted(op.weights.items())}, "dims": {},
             "attrs": dict(sorted(op.attrs.items())),
             "candidates": _candidates(selection, op.name, phase, table, index), "route": None})
-    outputs = {name: _value_id(out["ref"]) for name, out in sorted(graph.outputs.items()) if phase in out["phases"]}
-    return ph.result(status, outputs, [])
+    here = {name: out for name, out in sorted(graph.outputs.items()) if phase in out["phases"]}
+    outputs = {name: _value_id(out["ref"]) for name, out in here.items()}
+    stacked = {name: [_value_id(r) for r in out["stacked"]] for name, out in here.items() if out.get("stacked")}
+    return ph.result(status, outputs, [], stacked)
 
 
 def _failed_edge(error: CompileError, phase: dict) -> dict | None:

@@ -54,3 +54,21 @@ def greedy_tokens(variant: str, audio: np.ndarray, language: str = "en", task: s
         language=language if m.is_multilingual else "en", task=task,
     )
     return whisper.decode(m, log_mel(m, audio), options)
+
+
+def transcribe_recording(variant: str, audio: np.ndarray, **options):
+    """whisper.transcribe() on the reference model (fp16=False, quiet) with `options`, and every
+    decode() call it made, in order: (result, [(DecodingOptions, DecodingResult), ...])."""
+    m = model(variant)
+    calls = []
+
+    def recording_decode(mel, decode_options):
+        result = whisper.decode(m, mel, decode_options)
+        calls.append((decode_options, result))
+        return result
+
+    m.decode = recording_decode  # an instance attribute: whisper.transcribe calls model.decode
+    try:
+        return whisper.transcribe(m, audio, fp16=False, verbose=None, **options), calls
+    finally:
+        del m.decode
