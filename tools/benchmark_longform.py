@@ -97,17 +97,10 @@ def run_cli(variant: str, wav: str, out_dir: str, threads: int) -> dict:
 
 
 def time_openai(variant: str, audio, threads: int) -> dict:
-    import torch  # the peer's own dependencies, loaded only when it is timed
-    import whisper
+    from models.whisper.reference import openai_reference  # test-only: PyTorch, loaded only when timed
 
-    from models.whisper.checkpoint.packed import runfiles_checkpoint_dir
-    from models.whisper.reference.openai_whisper_ref import load_openai_whisper
-
-    torch.set_num_threads(threads)
-    model = load_openai_whisper(runfiles_checkpoint_dir(variant))
-    t0 = time.perf_counter()
-    result = whisper.transcribe(model, audio, temperature=TEMPERATURES, fp16=False, verbose=None)
-    return {"seconds": time.perf_counter() - t0, "segments": len(result["segments"])}
+    result, seconds = openai_reference.timed_transcribe(variant, audio, threads, temperature=TEMPERATURES)
+    return {"seconds": seconds, "segments": len(result["segments"])}
 
 
 def time_faster_whisper(variant: str, audio, threads: int, scratch: str, compute_type: str) -> dict:

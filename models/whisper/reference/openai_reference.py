@@ -2,6 +2,7 @@
 
 import functools
 import io
+import time
 
 import numpy as np
 import soundfile
@@ -72,3 +73,13 @@ def transcribe_recording(variant: str, audio: np.ndarray, **options):
         return whisper.transcribe(m, audio, fp16=False, verbose=None, **options), calls
     finally:
         del m.decode
+
+
+def timed_transcribe(variant: str, audio: np.ndarray, threads: int, **options):
+    """whisper.transcribe() on the reference model (fp16=False, quiet) on `threads` torch threads,
+    the model loaded before the clock starts: (result, wall seconds)."""
+    torch.set_num_threads(threads)
+    m = model(variant)
+    t0 = time.perf_counter()
+    result = whisper.transcribe(m, audio, fp16=False, verbose=None, **options)
+    return result, time.perf_counter() - t0
