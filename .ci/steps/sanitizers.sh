@@ -14,7 +14,9 @@ source .ci/steps/lib.sh
 configs=("$@")
 [ ${#configs[@]} -gt 0 ] || configs=(asan ubsan)
 
-mapfile -t cc_tests < <(ci_bazel query 'kind(cc_test, //...)' 2>/dev/null)
+# A plain query: CI's flags (--config=ci, --remote_cache) are build options that query refuses.
+mapfile -t cc_tests < <(./bazelw query 'kind(cc_test, //...)' 2>/dev/null)
+[ ${#cc_tests[@]} -gt 0 ] || { step_log "bazel query found no cc_test under //...; run './bazelw query \"kind(cc_test, //...)\"' to see why"; exit 1; }
 e2e=//tests/e2e:token_equality_tiny_test
 clips=(--test_arg=-k --test_arg="jfk or 1089-134686-0000 or 1089-134686-0002 or 1089-134691-0000")
 [ "${CKW_SANITIZER_CLIPS:-}" = all ] && clips=()
