@@ -1,32 +1,59 @@
-"""End-to-end speed against faster-whisper (CTranslate2), measured in the same run.
+"""The speed table: ckw against faster-whisper (CTranslate2, fp32 and int8) and whisper.cpp
+(pywhispercpp, on a ggml file converted from the same checkpoint), measured in the same run.
 
-    ./bazelw run //tools:benchmark_e2e -- --runs 5
+    ./bazelw run //tools:benchmark_e2e -- --runs 5 [--json FILE]
 
-Prints per-stage medians for ckw and faster-whisper (fp32, greedy, no timestamps, same clip,
-same thread count) and their ratio. Timings on a shared machine are noisy: read the ratios.
+Rows per model: the clip (default jfk.wav: one 30 s window, greedy, no timestamps) and a
+10-minute recording joined from the shared LibriSpeech clips (long-form transcription with each
+engine's default options, greedy). Every engine runs once to warm up and then `--runs` times,
+interleaved: each round runs every engine once (the order rotated from round to round) and the
+OpenBLAS sgemm probe, so load on a shared machine hits all alike. Printed: per-stage medians
+(frontend, encoder per window, prefill per window, decode per token, total), ckw's ratio to
+every peer, the CPU model and ISA flags, the path ckw dispatches to, sgemm GFLOPS and the
+encoder's achieved GFLOPS. `--json FILE` writes all of it, every run included.
+
+The engines live in tools/bench/ (ckw_peer, faster_whisper_peer, whispercpp_peer); the ggml
+converter, the clips and the sgemm probe too. Timings on a shared machine are noisy: read the ratios.
 """
 
 import importlib.util
+import json
 import os
 import shutil
-import statistics
 import sys
 import tempfile
 import time
 
-import numpy as np
 from absl import app, flags
 
-from runtime import audio_input, runfiles
-from runtime.decoding import DecodingOptions
-from runtime.engine import Engine
+from models.whisper.checkpoint.packed import runfiles_checkpoint_dir
+from runtime import runfiles
+from tools.bench import clips, report, sgemm
+from tools.bench.ckw_peer import CkwPeer
+from tools.bench.faster_whisper_peer import FasterWhisperPeer
+from tools.bench.ggml_convert import convert
+from tools.bench.whispercpp_peer import WhisperCppPeer
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("wav", None, "Clip to time (default: jfk.wav from @test_audio).")
-flags.DEFINE_integer("runs", 3, "Timed runs per engine after one warm-up run.")
+flags.DEFINE_string("wav", None, "Clip for the one-window row, 16 kHz (default: jfk.wav from @test_audio); relative to "
+                    "where you run the command.")
+flags.DEFINE_integer("runs", 5, "Timed runs per engine and row, after one warm-up run.", lower_bound=1)
 flags.DEFINE_list("models", ["tiny", "base"], "Variants to time.")
-flags.DEFINE_integer("threads", 2, "Threads for both engines: faster-whisper's cpu_threads and ckw's handles "
-                     "(CKW_NUM_THREADS).")
+flags.DEFINE_integer("threads", 2, "Threads for every engine (ckw's CKW_NUM_THREADS, faster-whisper's cpu_threads, "
+                     "whisper.cpp's n_threads) and for the sgemm probe.", lower_bound=1)
+flags.DEFINE_float("long_minutes", 10.0, "Length of the joined LibriSpeech recording for the long-form row; 0: no "
+                   "long-form row.", lower_bound=0.0)
+flags.DEFINE_list("peers", ["fw-fp32", "fw-int8", "whisper.cpp"], "Peers to time against ckw: fw-fp32, fw-int8 "
+                  "(faster-whisper compute_type float32 / int8), whisper.cpp.")
+flags.DEFINE_enum("ggml_type", "f16", ["f16", "f32"], "Weight type of the ggml file whisper.cpp runs (f16: whisper.cpp's "
+                  "usual models; lossless for the packaged checkpoints, whose weights are float16).")
+flags.DEFINE_integer("pause_ms", 300, "Idle time before each run, so the previous engine's spinning worker threads "
+                     "(OpenMP, OpenBLAS) are asleep when the next starts.", lower_bound=0)
+flags.DEFINE_string("json", None, "Also write everything (machine, every run, medians, ratios) to this JSON file; "
+                    "relative to where you run the command.")
+
+PEERS = ("fw-fp32", "fw-int8", "whisper.cpp")
+BUSY_LOAD = 2.5
 
 
 def _package_dir(name: str) -> str:
@@ -52,75 +79,139 @@ def ctranslate2_model_dir(variant: str, scratch: str) -> str:
     return out
 
 
-def time_ckw(variant: str, wav: bytes, runs: int, threads: int):
-    os.environ["CKW_NUM_THREADS"] = str(threads)  # read when the handles are created
-    engine = Engine.from_runfiles(variant)
-    engine.transcribe(wav, DecodingOptions())
-    results = [engine.transcribe(wav, DecodingOptions()) for _ in range(runs)]
-    stages = results[0]["timings_ms"].keys()
-    return results[0]["text"], len(results[0]["tokens"]), {s: statistics.median(r["timings_ms"][s] for r in results) for s in stages}
+def ggml_model_file(variant: str, scratch: str, ftype: str) -> tuple:
+    """whisper.cpp's model: the packed checkpoint ckw loads, converted (path, what was written)."""
+    out = os.path.join(scratch, f"ggml-{variant}-{ftype}.bin")
+    return out, convert(runfiles_checkpoint_dir(variant), out, ftype)
 
 
-def time_faster_whisper(model_dir: str, audio: np.ndarray, runs: int, threads: int):
-    from faster_whisper import WhisperModel
+def load_engines(variant: str, scratch: str, threads: int, peers, ggml_type: str):
+    """ckw first, then the peers asked for; the ggml conversion's summary (or None)."""
+    engines, ggml = [CkwPeer(variant, threads)], None
+    ct2_dir = ctranslate2_model_dir(variant, scratch) if any(p.startswith("fw-") for p in peers) else None
+    for peer in peers:
+        if peer in ("fw-fp32", "fw-int8"):
+            engines.append(FasterWhisperPeer(ct2_dir, "float32" if peer == "fw-fp32" else "int8", threads))
+        elif peer == "whisper.cpp":
+            path, ggml = ggml_model_file(variant, scratch, ggml_type)
+            engines.append(WhisperCppPeer(path, threads, ggml_type))
+    return engines, ggml
 
-    model = WhisperModel(model_dir, device="cpu", compute_type="float32", cpu_threads=threads)
 
-    def stages():
-        t0 = time.perf_counter()
-        # The same 30 s window ckw encodes: audio plus 30 s of padding, first 3000 frames.
-        features = model.feature_extractor(audio, padding=480000)[:, :3000]
-        t1 = time.perf_counter()
-        model.encode(features)
-        t2 = time.perf_counter()
-        return {"frontend": 1000 * (t1 - t0), "encoder": 1000 * (t2 - t1)}
+def interleaved(engines, clip, runs: int, probe=None, pause_s: float = 0.3):
+    """A warm-up round and `runs` timed rounds; each round runs every engine once, starting one
+    engine later than the round before, then the sgemm probe. ({label: [run, ...]}, [GFLOPS, ...])."""
+    samples, gflops = {e.label: [] for e in engines}, []
+    for r in range(runs + 1):
+        order = engines[r % len(engines):] + engines[:r % len(engines)]
+        for engine in order:
+            time.sleep(pause_s)
+            result = engine.run(clip)
+            if r:
+                samples[engine.label].append(result)
+        if probe is not None:
+            time.sleep(pause_s)
+            g = probe.run()
+            if r:
+                gflops.append(g)
+    return samples, gflops
 
-    def end_to_end():
-        t0 = time.perf_counter()
-        segments, _ = model.transcribe(audio, language="en", beam_size=1, temperature=0.0, without_timestamps=True,
-                                       condition_on_previous_text=False, vad_filter=False)
-        text = " ".join(s.text.strip() for s in segments)  # segments is lazy: decoding happens here
-        return text, 1000 * (time.perf_counter() - t0)
 
-    stages(), end_to_end()  # warm-up
-    timed = [stages() for _ in range(runs)]
-    totals = [end_to_end() for _ in range(runs)]
-    medians = {k: statistics.median(t[k] for t in timed) for k in timed[0]}
-    medians["total"] = statistics.median(t for _, t in totals)
-    return totals[0][0], medians
+def time_ckw(variant: str, wav_path: str, runs: int, threads: int):
+    """ckw alone on one clip (not interleaved): text, tokens, median ms per stage."""
+    engine = CkwPeer(variant, threads)
+    try:
+        s = report.summarise(interleaved([engine], clips.from_file(wav_path), runs)[0][engine.label])
+    finally:
+        engine.close()
+    return s["text"], s["tokens"], s["median_ms"]
+
+
+def time_faster_whisper(model_dir: str, wav_path: str, runs: int, threads: int, compute_type: str = "float32"):
+    """faster-whisper alone on one clip (not interleaved): text, median ms per stage."""
+    engine = FasterWhisperPeer(model_dir, compute_type, threads)
+    s = report.summarise(interleaved([engine], clips.from_file(wav_path), runs)[0][engine.label])
+    return s["text"], s["median_ms"]
+
+
+def measure_row(variant: str, clip, engines, config, runs: int, threads: int, pause_s: float):
+    """One table: every engine on `clip`, interleaved, with the sgemm probe at the encoder's MLP shape."""
+    d = config["n_audio_state"]
+    probe = sgemm.Sgemm(config["n_audio_ctx"], d, 4 * d, threads)
+    samples, gflops = interleaved(engines, clip, runs, probe, pause_s)
+    summaries = {label: report.summarise(runs_) for label, runs_ in samples.items()}
+    flop = sgemm.encoder_flops(config)
+    encoder_gflops = {label: flop / s["median_ms"]["encoder"] / 1e6 for label, s in summaries.items()
+                      if s["median_ms"]["encoder"]}
+    sgemm_gflops = sorted(gflops)[len(gflops) // 2]
+    ours = engines[0].label
+    return {
+        "model": variant,
+        "clip": clip.name,
+        "seconds": clip.seconds,
+        "mode": "long-form, default options, greedy" if clip.long_form else "one 30 s window, greedy, no timestamps",
+        "long_form": clip.long_form,
+        "runs": runs,
+        "engines": summaries,
+        "ratios": {label: {stage: report.ratio(summaries[ours]["median_ms"][stage], s["median_ms"][stage])
+                           for stage in report.STAGES}
+                   for label, s in summaries.items() if label != ours},
+        "encoder_gflop": flop / 1e9,
+        "encoder_gflops": encoder_gflops,
+        "encoder_fraction_of_sgemm": encoder_gflops.get(ours, 0.0) / sgemm_gflops,
+        "sgemm": {"shape": "x".join(map(str, probe.shape)), "threads": threads, "gflops": sgemm_gflops,
+                  "gflops_per_round": gflops},
+    }
+
+
+def _user_path(path: str) -> str:
+    return os.path.join(os.environ.get("BUILD_WORKING_DIRECTORY", os.getcwd()), os.path.expanduser(path))
+
+
+def _loadavg() -> float:
+    try:
+        with open("/proc/loadavg", encoding="utf-8") as f:
+            return float(f.read().split()[0])
+    except OSError:
+        return float("nan")
 
 
 def main(argv):
     del argv
-    path = FLAGS.wav or runfiles.locate("test_audio", "jfk.wav")
-    if FLAGS.wav:
-        path = os.path.join(os.environ.get("BUILD_WORKING_DIRECTORY", os.getcwd()), FLAGS.wav)
-    wav = audio_input.load_audio_bytes(path)
-    import soundfile
-
-    audio, rate = soundfile.read(path, dtype="float32", always_2d=True)
-    if rate != 16000:
-        raise SystemExit(f"benchmark_e2e: {path} is {rate} Hz; faster-whisper's path here takes 16 kHz clips")
-    audio = audio.mean(axis=1)
-    rows = []
+    unknown = [p for p in FLAGS.peers if p not in PEERS]
+    if unknown:
+        raise app.UsageError(f"--peers: unknown {', '.join(unknown)}; choose from {', '.join(PEERS)}")
+    machine = sgemm.cpu_info()
+    load_start = _loadavg()
+    short = clips.from_file(_user_path(FLAGS.wav) if FLAGS.wav else runfiles.locate("test_audio", "jfk.wav"))
+    rows_clips = [short] + ([clips.librispeech_joined(60 * FLAGS.long_minutes)] if FLAGS.long_minutes else [])
+    result = {"machine": machine, "ckw_isa": sgemm.ckw_isa(machine["flags"]), "threads": FLAGS.threads,
+              "runs": FLAGS.runs, "ggml_type": FLAGS.ggml_type, "blas": sgemm.blas_info(), "ggml": {}, "rows": []}
+    load_max = load_start
     with tempfile.TemporaryDirectory() as scratch:
         for variant in FLAGS.models:
-            text, n_tokens, ours = time_ckw(variant, wav, FLAGS.runs, FLAGS.threads)
-            peer_text, peer = time_faster_whisper(ctranslate2_model_dir(variant, scratch), audio, FLAGS.runs, FLAGS.threads)
-            print(f"{variant}: ckw        {n_tokens} tokens: {text}")
-            print(f"{variant}: faster-whisper: {peer_text}")
-            for stage in ("frontend", "encoder", "total"):
-                rows.append((variant, stage, ours[stage], peer[stage]))
-            for stage in ("prefill", "decode"):
-                rows.append((variant, stage, ours[stage], None))
-    print(f"\n{os.path.basename(path)}, {FLAGS.runs} runs, {FLAGS.threads} threads each, medians (ms); "
-          "ratio = ckw / faster-whisper (< 1 is faster)")
-    print(f"{'model':<6} {'stage':<9} {'ckw':>10} {'faster-whisper':>15} {'ratio':>7}")
-    for variant, stage, ours, peer in rows:
-        peer_s = f"{peer:15.1f}" if peer is not None else f"{'-':>15}"
-        ratio = f"{ours / peer:7.2f}" if peer else f"{'-':>7}"
-        print(f"{variant:<6} {stage:<9} {ours:10.1f} {peer_s} {ratio}")
+            engines, ggml = load_engines(variant, scratch, FLAGS.threads, FLAGS.peers, FLAGS.ggml_type)
+            result["ggml"][variant] = ggml
+            config = engines[0].engine.config
+            try:
+                for clip in rows_clips:
+                    row = measure_row(variant, clip, engines, config, FLAGS.runs, FLAGS.threads, FLAGS.pause_ms / 1000)
+                    result["rows"].append(row)
+                    load_max = max(load_max, _loadavg())
+                    print("\n".join(report.render_row(row)) + "\n", file=sys.stderr)  # progress
+            finally:
+                for engine in engines:
+                    engine.close()
+    load_end = _loadavg()
+    # Before the run the load is other work; during it this run's own threads add about --threads.
+    result["loadavg"] = {"start": load_start, "end": load_end, "max_seen": max(load_max, load_end),
+                         "busy": load_start > BUSY_LOAD or max(load_max, load_end) > BUSY_LOAD + FLAGS.threads}
+    print(report.render(result))
     sys.stdout.flush()
+    if FLAGS.json:
+        with open(_user_path(FLAGS.json), "w", encoding="utf-8") as f:
+            json.dump(result, f, indent=1, default=float)
+            f.write("\n")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,64 @@
+"""The audio //tools:benchmark_e2e times: one clip (default jfk.wav, one 30 s window) and a long
+recording joined from the shared LibriSpeech clips (long-form transcription). Every engine gets the
+same samples: ckw the WAV bytes, the peers the same PCM16 samples as float32."""
+
+import dataclasses
+import glob
+import io
+import os
+
+import numpy as np
+import soundfile
+
+from runtime import runfiles
+
+SAMPLE_RATE = 16000
+
+
+@dataclasses.dataclass(frozen=True)
+class Clip:
+    name: str
+    wav: bytes  # 16 kHz mono PCM16 WAV, for ckw's frontend
+    audio: np.ndarray  # the same samples, float32 in [-1, 1), for the peers
+    long_form: bool  # True: long-form transcription (timestamps, windows); False: one window, no timestamps
+
+    @property
+    def seconds(self) -> float:
+        return self.audio.size / SAMPLE_RATE
+
+
+def _clip(name: str, pcm: np.ndarray, long_form: bool) -> Clip:
+    buf = io.BytesIO()
+    soundfile.write(buf, pcm, SAMPLE_RATE, subtype="PCM_16", format="WAV")
+    return Clip(name, buf.getvalue(), pcm.astype(np.float32) / 32768.0, long_form)
+
+
+def _read_pcm16(path: str) -> np.ndarray:
+    samples, rate = soundfile.read(path, dtype="int16", always_2d=True)
+    if rate != SAMPLE_RATE:
+        raise SystemExit(f"benchmark_e2e: {path} is {rate} Hz; the peers here take 16 kHz audio")
+    return samples[:, 0] if samples.shape[1] == 1 else samples.mean(axis=1).astype(np.int16)
+
+
+def from_file(path: str, long_form: bool = False) -> Clip:
+    return _clip(os.path.basename(path), _read_pcm16(path), long_form)
+
+
+def librispeech_joined(seconds: float) -> Clip:
+    """The shared LibriSpeech clips (@test_audio//:librispeech, 41 utterances, 284 s) joined in name
+    order without gaps, from the first again as often as needed, cut at exactly `seconds`."""
+    folder = os.path.dirname(runfiles.locate("test_audio", "librispeech/MANIFEST.tsv"))
+    paths = sorted(p for p in glob.glob(os.path.join(folder, "*")) if p.endswith((".flac", ".wav")))
+    if not paths:
+        raise SystemExit(f"benchmark_e2e: no LibriSpeech clips in {folder}")
+    want = int(round(seconds * SAMPLE_RATE))
+    pieces, have = [], 0
+    while have < want:
+        for path in paths:
+            pcm = _read_pcm16(path)
+            pieces.append(pcm)
+            have += pcm.size
+            if have >= want:
+                break
+    joined = np.concatenate(pieces)[:want]
+    return _clip(f"librispeech-joined-{seconds / 60:g}min", joined, True)
