@@ -5,12 +5,13 @@
 
 Rows per model: the clip (default jfk.wav: one 30 s window, greedy, no timestamps) and a
 10-minute recording joined from the shared LibriSpeech clips (long-form transcription with each
-engine's default options, greedy). Every engine runs once to warm up and then `--runs` times,
-interleaved: each round runs every engine once (the order rotated from round to round) and the
-OpenBLAS sgemm probe, so load on a shared machine hits all alike. Printed: per-stage medians
-(frontend, encoder per window, prefill per window, decode per token, total), ckw's ratio to
-every peer, the CPU model and ISA flags, the path ckw dispatches to, sgemm GFLOPS and the
-encoder's achieved GFLOPS. `--json FILE` writes all of it, every run included.
+engine's default options, greedy). Every engine runs once to warm up (the long-form row: on its
+first minute) and then `--runs` times, interleaved: each round runs every engine once (the order
+rotated from round to round) and the OpenBLAS sgemm probe, so load on a shared machine hits all
+alike. Printed: per-stage medians (frontend, encoder per window, prefill per window, decode per
+token, total), ckw's ratio to every peer, the CPU model and ISA flags, the path ckw dispatches
+to, sgemm GFLOPS and the encoder's achieved GFLOPS. `--json FILE` writes all of it, every run
+included.
 
 The engines live in tools/bench/ (ckw_peer, faster_whisper_peer, whispercpp_peer); the ggml
 converter, the clips and the sgemm probe too. Timings on a shared machine are noisy: read the ratios.
@@ -98,15 +99,16 @@ def load_engines(variant: str, scratch: str, threads: int, peers, ggml_type: str
     return engines, ggml
 
 
-def interleaved(engines, clip, runs: int, probe=None, pause_s: float = 0.3):
-    """A warm-up round and `runs` timed rounds; each round runs every engine once, starting one
-    engine later than the round before, then the sgemm probe. ({label: [run, ...]}, [GFLOPS, ...])."""
+def interleaved(engines, clip, runs: int, probe=None, pause_s: float = 0.3, warmup_clip=None):
+    """A warm-up round (on `warmup_clip` if given, else on `clip`) and `runs` timed rounds; each
+    round runs every engine once, starting one engine later than the round before, then the sgemm
+    probe. ({label: [run, ...]}, [GFLOPS, ...])."""
     samples, gflops = {e.label: [] for e in engines}, []
     for r in range(runs + 1):
         order = engines[r % len(engines):] + engines[:r % len(engines)]
         for engine in order:
             time.sleep(pause_s)
-            result = engine.run(clip)
+            result = engine.run(clip if r or warmup_clip is None else warmup_clip)
             if r:
                 samples[engine.label].append(result)
         if probe is not None:
@@ -138,7 +140,10 @@ def measure_row(variant: str, clip, engines, config, runs: int, threads: int, pa
     """One table: every engine on `clip`, interleaved, with the sgemm probe at the encoder's MLP shape."""
     d = config["n_audio_state"]
     probe = sgemm.Sgemm(config["n_audio_ctx"], d, 4 * d, threads)
-    samples, gflops = interleaved(engines, clip, runs, probe, pause_s)
+    # The long-form row warms up on its first minute (long-form too): the engines are warm from the
+    # clip row already, and a full warm-up round would cost as much as a timed one.
+    warmup = clips.head(clip, 60.0) if clip.long_form else None
+    samples, gflops = interleaved(engines, clip, runs, probe, pause_s, warmup)
     summaries = {label: report.summarise(runs_) for label, runs_ in samples.items()}
     flop = sgemm.encoder_flops(config)
     encoder_gflops = {label: flop / s["median_ms"]["encoder"] / 1e6 for label, s in summaries.items()

@@ -62,3 +62,9 @@ def librispeech_joined(seconds: float) -> Clip:
                 break
     joined = np.concatenate(pieces)[:want]
     return _clip(f"librispeech-joined-{seconds / 60:g}min", joined, True)
+
+
+def head(clip: Clip, seconds: float) -> Clip:
+    """The first `seconds` of `clip`, transcribed the same way."""
+    pcm = np.round(clip.audio[: int(seconds * SAMPLE_RATE)] * 32768.0).astype(np.int16)
+    return _clip(f"{clip.name}-head", pcm, clip.long_form)

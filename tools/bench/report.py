@@ -35,6 +35,10 @@ def _num(value: Optional[float], width: int, digits: int = 1, mark: str = "") ->
     return f"{mark + format(value, f'.{digits}f'):>{width}}"
 
 
+def _count(value: Optional[int], width: int) -> str:
+    return f"{'-' if value is None else value:>{width}}"
+
+
 def render_row(row: Dict) -> List[str]:
     """One table: a model on one clip, every engine's stage medians and ckw's ratio to each peer."""
     engines = row["engines"]
@@ -52,8 +56,9 @@ def render_row(row: Dict) -> List[str]:
             mark = "~" if stage in engines[p]["derived"] else ""
             cells.append(f" | {_num(theirs, 16, mark=mark)} {_num(ratio(mine, theirs), 6, 2)}")
         lines.append("".join(cells))
-    lines.append(f"{'text tokens':<15} {engines[ours]['tokens']:>9}"
-                 + "".join(f" | {engines[p]['tokens']:>16} {'':>6}" for p in peers))
+    for key, label in (("tokens", "text tokens"), ("windows", "windows")):
+        cells = [engines[e][key] for e in labels]
+        lines.append(f"{label:<15} {_count(cells[0], 9)}" + "".join(f" | {_count(c, 16)} {'':>6}" for c in cells[1:]))
     gf = row["encoder_gflops"]
     lines.append(f"{'encoder GFLOPS':<15} {_num(gf.get(ours), 9)}"
                  + "".join(f" | {_num(gf.get(p), 16)} {'':>6}" for p in peers))

@@ -80,7 +80,7 @@ class WhisperCppPeer:
         windows = max(t["encode"][1], 1)
         return {
             "text": " ".join(s.text.strip() for s in segments),
-            "tokens": t["decode"][1],  # single-token decoder runs, timestamps and end of text included
+            "tokens": self._text_tokens(),
             "windows": t["encode"][1],
             "decode_steps": t["decode"][1],
             "stages": {
@@ -91,6 +91,15 @@ class WhisperCppPeer:
                 "total": total,
             },
         }
+
+    def _text_tokens(self) -> int:
+        """Text tokens of the last transcription's segments (timestamps and special tokens left out)."""
+        import _pywhispercpp as pw
+
+        ctx = self.model._ctx
+        eot = pw.whisper_token_eot(ctx)
+        return sum(1 for i in range(pw.whisper_full_n_segments(ctx)) for j in range(pw.whisper_full_n_tokens(ctx, i))
+                   if pw.whisper_full_get_token_id(ctx, i, j) < eot)
 
     def close(self) -> None:
         del self.model
