@@ -55,6 +55,7 @@ flags.DEFINE_string("json", None, "Also write everything (machine, every run, me
 
 PEERS = ("fw-fp32", "fw-int8", "whisper.cpp")
 BUSY_LOAD = 2.5
+LOAD_SEEN = []  # the 1-minute load average after every round
 
 
 def _package_dir(name: str) -> str:
@@ -116,6 +117,7 @@ def interleaved(engines, clip, runs: int, probe=None, pause_s: float = 0.3, warm
             g = probe.run()
             if r:
                 gflops.append(g)
+        LOAD_SEEN.append(_loadavg())
     return samples, gflops
 
 
@@ -191,8 +193,8 @@ def main(argv):
     short = clips.from_file(_user_path(FLAGS.wav) if FLAGS.wav else runfiles.locate("test_audio", "jfk.wav"))
     rows_clips = [short] + ([clips.librispeech_joined(60 * FLAGS.long_minutes)] if FLAGS.long_minutes else [])
     result = {"machine": machine, "ckw_isa": sgemm.ckw_isa(machine["flags"]), "threads": FLAGS.threads,
-              "runs": FLAGS.runs, "ggml_type": FLAGS.ggml_type, "blas": sgemm.blas_info(), "ggml": {}, "rows": []}
-    load_max = load_start
+              "runs": FLAGS.runs, "ggml_type": FLAGS.ggml_type, "blas": sgemm.blas_info(), "ggml": {}, "rows": [],
+              "loadavg": {"start": load_start, "per_round": LOAD_SEEN}}
     with tempfile.TemporaryDirectory() as scratch:
         for variant in FLAGS.models:
             engines, ggml = load_engines(variant, scratch, FLAGS.threads, FLAGS.peers, FLAGS.ggml_type)
@@ -202,21 +204,28 @@ def main(argv):
                 for clip in rows_clips:
                     row = measure_row(variant, clip, engines, config, FLAGS.runs, FLAGS.threads, FLAGS.pause_ms / 1000)
                     result["rows"].append(row)
-                    load_max = max(load_max, _loadavg())
                     print("\n".join(report.render_row(row)) + "\n", file=sys.stderr)  # progress
+                    _write_json(result)  # each row as soon as it is measured: a stopped run keeps them
             finally:
                 for engine in engines:
                     engine.close()
     load_end = _loadavg()
     # Before the run the load is other work; during it this run's own threads add about --threads.
-    result["loadavg"] = {"start": load_start, "end": load_end, "max_seen": max(load_max, load_end),
-                         "busy": load_start > BUSY_LOAD or max(load_max, load_end) > BUSY_LOAD + FLAGS.threads}
+    load_max = max(LOAD_SEEN + [load_end])
+    result["loadavg"] = {"start": load_start, "end": load_end, "max_seen": load_max, "per_round": LOAD_SEEN,
+                         "busy": load_start > BUSY_LOAD or load_max > BUSY_LOAD + FLAGS.threads}
     print(report.render(result))
     sys.stdout.flush()
+    _write_json(result)
+
+
+def _write_json(result) -> None:
     if FLAGS.json:
-        with open(_user_path(FLAGS.json), "w", encoding="utf-8") as f:
+        path = _user_path(FLAGS.json)
+        with open(path + ".partial", "w", encoding="utf-8") as f:
             json.dump(result, f, indent=1, default=float)
             f.write("\n")
+        os.replace(path + ".partial", path)
 
 
 if __name__ == "__main__":
