@@ -19,8 +19,10 @@ converter, the clips and the sgemm probe too. Timings on a shared machine are no
 
 import importlib.util
 import json
+import logging
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -56,6 +58,7 @@ flags.DEFINE_string("json", None, "Also write everything (machine, every run, me
 PEERS = ("fw-fp32", "fw-int8", "whisper.cpp")
 BUSY_LOAD = 2.5
 LOAD_SEEN = []  # the 1-minute load average after every round
+_MADE = {}  # model files written into the scratch folder, made once per run
 
 
 def _package_dir(name: str) -> str:
@@ -90,20 +93,25 @@ def ggml_model_file(variant: str, scratch: str, ftype: str) -> tuple:
 def load_engines(variant: str, scratch: str, threads: int, peers, ggml_type: str):
     """ckw first, then the peers asked for; the ggml conversion's summary (or None)."""
     engines, ggml = [CkwPeer(variant, threads)], None
-    ct2_dir = ctranslate2_model_dir(variant, scratch) if any(p.startswith("fw-") for p in peers) else None
     for peer in peers:
         if peer in ("fw-fp32", "fw-int8"):
-            engines.append(FasterWhisperPeer(ct2_dir, "float32" if peer == "fw-fp32" else "int8", threads))
+            key = ("ct2", variant, scratch)
+            if key not in _MADE:
+                _MADE[key] = ctranslate2_model_dir(variant, scratch)
+            engines.append(FasterWhisperPeer(_MADE[key], "float32" if peer == "fw-fp32" else "int8", threads))
         elif peer == "whisper.cpp":
-            path, ggml = ggml_model_file(variant, scratch, ggml_type)
+            key = ("ggml", variant, scratch, ggml_type)
+            if key not in _MADE:
+                _MADE[key] = ggml_model_file(variant, scratch, ggml_type)
+            path, ggml = _MADE[key]
             engines.append(WhisperCppPeer(path, threads, ggml_type))
     return engines, ggml
 
 
-def interleaved(engines, clip, runs: int, probe=None, pause_s: float = 0.3, warmup_clip=None):
+def interleaved(engines, clip, runs: int, probe=None, pause_s: float = 0.3, warmup_clip=None, on_round=None):
     """A warm-up round (on `warmup_clip` if given, else on `clip`) and `runs` timed rounds; each
     round runs every engine once, starting one engine later than the round before, then the sgemm
-    probe. ({label: [run, ...]}, [GFLOPS, ...])."""
+    probe; on_round(samples, gflops) after each timed round. ({label: [run, ...]}, [GFLOPS, ...])."""
     samples, gflops = {e.label: [] for e in engines}, []
     for r in range(runs + 1):
         order = engines[r % len(engines):] + engines[:r % len(engines)]
@@ -118,6 +126,8 @@ def interleaved(engines, clip, runs: int, probe=None, pause_s: float = 0.3, warm
             if r:
                 gflops.append(g)
         LOAD_SEEN.append(_loadavg())
+        if r and on_round is not None:
+            on_round(samples, gflops)
     return samples, gflops
 
 
@@ -138,19 +148,26 @@ def time_faster_whisper(model_dir: str, wav_path: str, runs: int, threads: int, 
     return s["text"], s["median_ms"]
 
 
-def measure_row(variant: str, clip, engines, config, runs: int, threads: int, pause_s: float):
-    """One table: every engine on `clip`, interleaved, with the sgemm probe at the encoder's MLP shape."""
+def measure_row(variant: str, clip, engines, config, runs: int, threads: int, pause_s: float, on_round=None):
+    """One table: every engine on `clip`, interleaved, with the sgemm probe at the encoder's MLP shape;
+    on_round(row so far) after every timed round."""
     d = config["n_audio_state"]
     probe = sgemm.Sgemm(config["n_audio_ctx"], d, 4 * d, threads)
-    # The long-form row warms up on its first minute (long-form too): the engines are warm from the
-    # clip row already, and a full warm-up round would cost as much as a timed one.
+    # The long-form row warms up on its first minute (long-form too): a warm-up round on the whole
+    # recording would cost as much as a timed one.
     warmup = clips.head(clip, 60.0) if clip.long_form else None
-    samples, gflops = interleaved(engines, clip, runs, probe, pause_s, warmup)
+    build = lambda samples, gflops: build_row(variant, clip, engines, config, probe, runs, samples, gflops)  # noqa: E731
+    progress = (lambda samples, gflops: on_round(build(samples, gflops))) if on_round else None  # noqa: E731
+    return build(*interleaved(engines, clip, runs, probe, pause_s, warmup, progress))
+
+
+def build_row(variant: str, clip, engines, config, probe, runs_planned: int, samples, gflops):
+    """The row's medians, ratios and GFLOPS from the timed runs so far."""
     summaries = {label: report.summarise(runs_) for label, runs_ in samples.items()}
     flop = sgemm.encoder_flops(config)
     encoder_gflops = {label: flop / s["median_ms"]["encoder"] / 1e6 for label, s in summaries.items()
                       if s["median_ms"]["encoder"]}
-    sgemm_gflops = sorted(gflops)[len(gflops) // 2]
+    sgemm_gflops = statistics.median(gflops)
     ours = engines[0].label
     return {
         "model": variant,
@@ -158,7 +175,8 @@ def measure_row(variant: str, clip, engines, config, runs: int, threads: int, pa
         "seconds": clip.seconds,
         "mode": "long-form, default options, greedy" if clip.long_form else "one 30 s window, greedy, no timestamps",
         "long_form": clip.long_form,
-        "runs": runs,
+        "runs": len(gflops),
+        "runs_planned": runs_planned,
         "engines": summaries,
         "ratios": {label: {stage: report.ratio(summaries[ours]["median_ms"][stage], s["median_ms"][stage])
                            for stage in report.STAGES}
@@ -166,7 +184,7 @@ def measure_row(variant: str, clip, engines, config, runs: int, threads: int, pa
         "encoder_gflop": flop / 1e9,
         "encoder_gflops": encoder_gflops,
         "encoder_fraction_of_sgemm": encoder_gflops.get(ours, 0.0) / sgemm_gflops,
-        "sgemm": {"shape": "x".join(map(str, probe.shape)), "threads": threads, "gflops": sgemm_gflops,
+        "sgemm": {"shape": "x".join(map(str, probe.shape)), "threads": probe.threads, "gflops": sgemm_gflops,
                   "gflops_per_round": gflops},
     }
 
@@ -185,6 +203,8 @@ def _loadavg() -> float:
 
 def main(argv):
     del argv
+    for name in ("faster_whisper", "pywhispercpp"):  # their per-call INFO lines would bury the progress rows
+        logging.getLogger(name).setLevel(logging.WARNING)
     unknown = [p for p in FLAGS.peers if p not in PEERS]
     if unknown:
         raise app.UsageError(f"--peers: unknown {', '.join(unknown)}; choose from {', '.join(PEERS)}")
@@ -196,19 +216,27 @@ def main(argv):
               "runs": FLAGS.runs, "ggml_type": FLAGS.ggml_type, "blas": sgemm.blas_info(), "ggml": {}, "rows": [],
               "loadavg": {"start": load_start, "per_round": LOAD_SEEN}}
     with tempfile.TemporaryDirectory() as scratch:
-        for variant in FLAGS.models:
-            engines, ggml = load_engines(variant, scratch, FLAGS.threads, FLAGS.peers, FLAGS.ggml_type)
-            result["ggml"][variant] = ggml
-            config = engines[0].engine.config
-            try:
-                for clip in rows_clips:
-                    row = measure_row(variant, clip, engines, config, FLAGS.runs, FLAGS.threads, FLAGS.pause_ms / 1000)
-                    result["rows"].append(row)
-                    print("\n".join(report.render_row(row)) + "\n", file=sys.stderr)  # progress
-                    _write_json(result)  # each row as soon as it is measured: a stopped run keeps them
-            finally:
-                for engine in engines:
-                    engine.close()
+        # Every model's clip row first, then the long-form rows: the short rows are done early.
+        for clip in rows_clips:
+            for variant in FLAGS.models:
+                engines, ggml = load_engines(variant, scratch, FLAGS.threads, FLAGS.peers, FLAGS.ggml_type)
+                result["ggml"][variant] = ggml
+                config = engines[0].engine.config
+
+                def partial(row):  # each round as soon as it is measured: a stopped run keeps it
+                    result["unfinished_row"] = row
+                    _write_json(result)
+
+                try:
+                    row = measure_row(variant, clip, engines, config, FLAGS.runs, FLAGS.threads,
+                                      FLAGS.pause_ms / 1000, partial)
+                finally:
+                    for engine in engines:
+                        engine.close()
+                result.pop("unfinished_row", None)
+                result["rows"].append(row)
+                print("\n".join(report.render_row(row)) + "\n", file=sys.stderr)  # progress
+                _write_json(result)
     load_end = _loadavg()
     # Before the run the load is other work; during it this run's own threads add about --threads.
     load_max = max(LOAD_SEEN + [load_end])

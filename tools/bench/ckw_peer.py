@@ -15,7 +15,6 @@ from runtime.longform import TranscribeOptions
 
 class CkwPeer:
     label = "ckw"
-    stages_exposed = ("frontend", "encoder", "prefill", "decode")
 
     def __init__(self, variant: str, threads: int):
         os.environ["CKW_NUM_THREADS"] = str(threads)  # read when the handles are created

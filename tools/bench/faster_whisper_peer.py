@@ -14,7 +14,6 @@ N_SAMPLES = 480000  # 30 s at 16 kHz
 
 
 class FasterWhisperPeer:
-    stages_exposed = ("frontend", "encoder")
 
     def __init__(self, model_dir: str, compute_type: str, threads: int):
         from faster_whisper import WhisperModel

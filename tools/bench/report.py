@@ -44,8 +44,9 @@ def render_row(row: Dict) -> List[str]:
     engines = row["engines"]
     labels = list(engines)
     ours, peers = labels[0], labels[1:]
+    stopped = "" if row["runs"] >= row.get("runs_planned", row["runs"]) else f" (stopped: {row['runs_planned']} planned)"
     lines = [f"{row['model']} · {row['clip']} ({row['seconds']:.1f} s, {row['mode']}) · medians of {row['runs']} "
-             f"runs after a warm-up, engines interleaved (ms; ratio = {ours} / peer, < 1: {ours} faster)"]
+             f"runs{stopped} after a warm-up, engines interleaved (ms; ratio = {ours} / peer, < 1: {ours} faster)"]
     head = f"{'stage':<15} {ours:>9}" + "".join(f" | {p:>16} {'ratio':>6}" for p in peers)
     lines += [head, "-" * len(head)]
     for stage in STAGES:

@@ -38,7 +38,6 @@ def parse_timings(text: str) -> Dict[str, tuple]:
 
 
 class WhisperCppPeer:
-    stages_exposed = ("frontend", "encoder", "prefill", "decode")
 
     def __init__(self, ggml_path: str, threads: int, ftype: str = "f16"):
         from pywhispercpp.model import Model
