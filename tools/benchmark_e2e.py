@@ -48,8 +48,8 @@ flags.DEFINE_float("long_minutes", 10.0, "Length of the joined LibriSpeech recor
                    "long-form row.", lower_bound=0.0)
 flags.DEFINE_list("peers", ["fw-fp32", "fw-int8", "whisper.cpp"], "Peers to time against ckw: fw-fp32, fw-int8 "
                   "(faster-whisper compute_type float32 / int8), whisper.cpp.")
-flags.DEFINE_enum("ggml_type", "f16", ["f16", "f32"], "Weight type of the ggml file whisper.cpp runs (f16: whisper.cpp's "
-                  "usual models; lossless for the packaged checkpoints, whose weights are float16).")
+flags.DEFINE_enum("ggml_type", "f16", ["f16", "f32"], "Weight type of the ggml file whisper.cpp runs (f16: "
+                  "whisper.cpp's usual models; lossless for the packaged checkpoints, whose weights are float16).")
 flags.DEFINE_integer("pause_ms", 300, "Idle time before each run, so the previous engine's spinning worker threads "
                      "(OpenMP, OpenBLAS) are asleep when the next starts.", lower_bound=0)
 flags.DEFINE_string("json", None, "Also write everything (machine, every run, medians, ratios) to this JSON file; "
@@ -156,9 +156,14 @@ def measure_row(variant: str, clip, engines, config, runs: int, threads: int, pa
     # The long-form row warms up on its first minute (long-form too): a warm-up round on the whole
     # recording would cost as much as a timed one.
     warmup = clips.head(clip, 60.0) if clip.long_form else None
-    build = lambda samples, gflops: build_row(variant, clip, engines, config, probe, runs, samples, gflops)  # noqa: E731
-    progress = (lambda samples, gflops: on_round(build(samples, gflops))) if on_round else None  # noqa: E731
-    return build(*interleaved(engines, clip, runs, probe, pause_s, warmup, progress))
+
+    def build(samples, gflops):
+        return build_row(variant, clip, engines, config, probe, runs, samples, gflops)
+
+    def progress(samples, gflops):
+        on_round(build(samples, gflops))
+
+    return build(*interleaved(engines, clip, runs, probe, pause_s, warmup, progress if on_round else None))
 
 
 def build_row(variant: str, clip, engines, config, probe, runs_planned: int, samples, gflops):

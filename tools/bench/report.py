@@ -44,7 +44,8 @@ def render_row(row: Dict) -> List[str]:
     engines = row["engines"]
     labels = list(engines)
     ours, peers = labels[0], labels[1:]
-    stopped = "" if row["runs"] >= row.get("runs_planned", row["runs"]) else f" (stopped: {row['runs_planned']} planned)"
+    planned = row.get("runs_planned", row["runs"])
+    stopped = "" if row["runs"] >= planned else f" (stopped: {planned} planned)"
     lines = [f"{row['model']} · {row['clip']} ({row['seconds']:.1f} s, {row['mode']}) · medians of {row['runs']} "
              f"runs{stopped} after a warm-up, engines interleaved (ms; ratio = {ours} / peer, < 1: {ours} faster)"]
     head = f"{'stage':<15} {ours:>9}" + "".join(f" | {p:>16} {'ratio':>6}" for p in peers)
@@ -91,7 +92,8 @@ def render(report: Dict) -> str:
         b = blas[0]
         lines.append(f"BLAS: {b.get('internal_api')} {b.get('version')} ({b.get('architecture')}, "
                      f"{b.get('threading_layer')})")
-    lines.append(f"ggml files: {report['ggml_type']}, converted from the packed checkpoints by tools/bench/ggml_convert.py")
+    lines.append(f"ggml files: {report['ggml_type']}, converted from the packed checkpoints by "
+                 "tools/bench/ggml_convert.py")
     lines.append("~: derived, not measured (faster-whisper runs prefill and decoding in one call: (total - frontend "
                  "- encoder x windows) / decoder steps); whisper.cpp's encoder includes the cross-attention K/V "
                  "projections, which ckw counts in prefill")

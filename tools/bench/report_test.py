@@ -83,3 +83,5 @@ def test_medians_ratios_and_table():
     total_line = next(line for line in text.split("\n") if line.startswith("total"))
     assert "200.0" in total_line and "400.0" in total_line and "0.50" in total_line
     assert "text peer: = ckw" in text and "reaches 50% of it" in text
+    assert "medians of 3 runs after" in text
+    assert "medians of 3 runs (stopped: 5 planned)" in "\n".join(report.render_row(dict(row, runs_planned=5)))
