@@ -52,11 +52,12 @@ flags.DEFINE_enum("ggml_type", "f16", ["f16", "f32"], "Weight type of the ggml f
                   "whisper.cpp's usual models; lossless for the packaged checkpoints, whose weights are float16).")
 flags.DEFINE_integer("pause_ms", 300, "Idle time before each run, so the previous engine's spinning worker threads "
                      "(OpenMP, OpenBLAS) are asleep when the next starts.", lower_bound=0)
+flags.DEFINE_string("from_json", None, "Measure nothing: print the table of an earlier --json file (a stopped run's "
+                    "too, its unfinished row marked).")
 flags.DEFINE_string("json", None, "Also write everything (machine, every run, medians, ratios) to this JSON file; "
                     "relative to where you run the command.")
 
 PEERS = ("fw-fp32", "fw-int8", "whisper.cpp")
-BUSY_LOAD = 2.5
 LOAD_SEEN = []  # the 1-minute load average after every round
 _MADE = {}  # model files written into the scratch folder, made once per run
 
@@ -208,6 +209,10 @@ def _loadavg() -> float:
 
 def main(argv):
     del argv
+    if FLAGS.from_json:
+        with open(_user_path(FLAGS.from_json), encoding="utf-8") as f:
+            print(report.render_saved(json.load(f)))
+        return
     for name in ("faster_whisper", "pywhispercpp"):  # their per-call INFO lines would bury the progress rows
         logging.getLogger(name).setLevel(logging.WARNING)
     unknown = [p for p in FLAGS.peers if p not in PEERS]
@@ -242,11 +247,7 @@ def main(argv):
                 result["rows"].append(row)
                 print("\n".join(report.render_row(row)) + "\n", file=sys.stderr)  # progress
                 _write_json(result)
-    load_end = _loadavg()
-    # Before the run the load is other work; during it this run's own threads add about --threads.
-    load_max = max(LOAD_SEEN + [load_end])
-    result["loadavg"] = {"start": load_start, "end": load_end, "max_seen": load_max, "per_round": LOAD_SEEN,
-                         "busy": load_start > BUSY_LOAD or load_max > BUSY_LOAD + FLAGS.threads}
+    result["loadavg"] = report.loadavg_summary(load_start, LOAD_SEEN, _loadavg(), FLAGS.threads)
     print(report.render(result))
     sys.stdout.flush()
     _write_json(result)

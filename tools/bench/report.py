@@ -75,6 +75,26 @@ def render_row(row: Dict) -> List[str]:
     return lines
 
 
+BUSY_LOAD = 2.5
+
+
+def loadavg_summary(start: float, per_round: List[float], end: float, threads: int) -> Dict:
+    """Before the run the load is other work; during it the run's own threads add about `threads`."""
+    most = max(per_round + [end])
+    return {"start": start, "end": end, "max_seen": most, "per_round": per_round,
+            "busy": start > BUSY_LOAD or most > BUSY_LOAD + threads}
+
+
+def render_saved(saved: Dict) -> str:
+    """The table of a --json file, also of a stopped run (its unfinished row last, marked stopped)."""
+    rows = list(saved["rows"]) + ([saved["unfinished_row"]] if saved.get("unfinished_row") else [])
+    load = saved.get("loadavg", {})
+    if "max_seen" not in load:
+        seen = load.get("per_round") or [load.get("start", 0.0)]
+        load = loadavg_summary(load.get("start", 0.0), seen, seen[-1], saved["threads"])
+    return render(dict(saved, rows=rows, loadavg=load))
+
+
 def render(report: Dict) -> str:
     m = report["machine"]
     flags = ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in m["flags"].items())

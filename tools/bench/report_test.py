@@ -85,3 +85,17 @@ def test_medians_ratios_and_table():
     assert "text peer: = ckw" in text and "reaches 50% of it" in text
     assert "medians of 3 runs after" in text
     assert "medians of 3 runs (stopped: 5 planned)" in "\n".join(report.render_row(dict(row, runs_planned=5)))
+
+
+def test_a_stopped_runs_json_renders():
+    row = {"model": "tiny", "clip": "long", "seconds": 600.0, "mode": "long-form", "runs": 2, "runs_planned": 5,
+           "engines": {"ckw": report.summarise([_run(100.0, 4.0)]), "peer": report.summarise([_run(200.0)])},
+           "encoder_gflop": 36.9, "encoder_gflops": {"ckw": 3690.0}, "encoder_fraction_of_sgemm": 0.5,
+           "sgemm": {"shape": "1500x384x1536", "threads": 2, "gflops": 7380.0}}
+    saved = {"machine": {"model": "Test CPU", "logical_cpus": 2, "flags": {"avx2": True}}, "ckw_isa": "avx2",
+             "threads": 2, "runs": 5, "ggml_type": "f16", "blas": [], "rows": [], "unfinished_row": row,
+             "loadavg": {"start": 3.0, "per_round": [4.0, 5.0]}}
+    text = report.render_saved(saved)
+    assert "tiny · long (600.0 s, long-form) · medians of 2 runs (stopped: 5 planned)" in text
+    assert "3.00 before the run, at most 5.00" in text and "WARNING: the machine was busy" in text
+    assert report.loadavg_summary(1.0, [3.0, 4.4], 4.0, 2)["busy"] is False
