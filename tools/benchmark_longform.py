@@ -27,12 +27,15 @@ import time
 from absl import app, flags
 
 from runtime import runfiles
-from tools.benchmark_e2e import ctranslate2_model_dir
+from tools.bench.faster_whisper_peer import ctranslate2_model_dir
 from tools.testing.joined_audio import librispeech_joined, write_wav
 
 FLAGS = flags.FLAGS
 flags.DEFINE_float("minutes", 10.0, "Length of the timed recording (0: skip the timing table).")
 flags.DEFINE_float("rss_minutes", 0.0, "Also measure the CLI's peak RSS on a recording this long (0: skip).")
+flags.DEFINE_list("models", ["tiny", "base"], "Variants to measure.")
+flags.DEFINE_integer("threads", 2, "Threads for every engine (ckw's --threads, torch's and faster-whisper's cpu_threads).",
+                     lower_bound=1)
 flags.DEFINE_list("peers", ["openai-whisper", "faster-whisper"], "Peers to time (empty: ckw only).")
 flags.DEFINE_integer("repeats", 1, "Rounds over all engines (interleaved, so load from elsewhere hits them alike); "
                      "the table shows each engine's fastest.")

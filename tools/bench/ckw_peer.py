@@ -1,0 +1,65 @@
+"""ckw, this project, as one engine of //tools:benchmark_e2e: the engine's entry points
+(`Engine.transcribe_window` for one 30 s window, `Engine.transcribe_long` for a whole recording)
+with counters on the encoder, prefill and decoder-step calls, so stage times can be given per window
+and per step. With beams, one decoder step is one call for every beam's next token."""
+
+import functools
+import time
+from typing import Dict, Optional
+
+from runtime.decoding import DecodingOptions
+from runtime.engine import Engine
+from runtime.longform import TranscribeOptions
+
+
+class CkwPeer:
+
+    def __init__(self, variant: str, threads: int, beam_size: Optional[int] = None):
+        """beam_size: beam search on the one-window clip (None: greedy)."""
+        self.label = "ckw" if beam_size is None else f"ckw-b{beam_size}"
+        self.beam_size = beam_size
+        self.engine = Engine.from_runfiles(variant, threads=threads)
+        self.calls = {"encoder": 0, "prefill": 0, "decode": 0}
+        self._count(self.engine.encoder, "run", "encoder")
+        self._count(self.engine.decoder, "prefill", "prefill")
+        self._count(self.engine.decoder, "decode_batch", "decode")  # greedy's decode() goes through it
+
+    def _count(self, obj, method: str, key: str) -> None:
+        inner = getattr(obj, method)
+
+        @functools.wraps(inner)
+        def counted(*args, **kwargs):
+            self.calls[key] += 1
+            return inner(*args, **kwargs)
+
+        setattr(obj, method, counted)  # an instance attribute: this engine only
+
+    def run(self, clip) -> Dict:
+        """One transcription of `clip` (tools/bench/clips.py): text, token count and stage times (ms)."""
+        self.calls = dict.fromkeys(self.calls, 0)
+        t0 = time.perf_counter()
+        if clip.long_form:
+            # openai-whisper transcribe()'s defaults: timestamps, temperature fallback, conditioning
+            # on the previous text, greedy at temperature 0 (the CLI's --beam_size 0).
+            result = self.engine.transcribe_long(clip.wav, TranscribeOptions(language="en"))
+        else:
+            result = self.engine.transcribe_window(clip.wav, DecodingOptions(beam_size=self.beam_size))  # no timestamps
+        wall = 1000 * (time.perf_counter() - t0)
+        ms = result["timings_ms"]
+        windows = max(self.calls["encoder"], 1)
+        return {
+            "text": result["text"],
+            "tokens": len(result["tokens"]),
+            "windows": self.calls["encoder"],
+            "decode_steps": self.calls["decode"],
+            "stages": {
+                "frontend": ms["frontend"],
+                "encoder": ms["encoder"] / windows,
+                "prefill": ms["prefill"] / windows,
+                "decode_per_token": ms["decode"] / max(self.calls["decode"], 1),
+                "total": wall,
+            },
+        }
+
+    def close(self) -> None:
+        self.engine.close()

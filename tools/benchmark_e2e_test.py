@@ -1,0 +1,62 @@
+"""//tools:benchmark_e2e end to end at its smallest (tiny, one timed round, a 30 s long-form row): every
+engine gives every stage it exposes, the table and the JSON agree, the texts match on jfk.wav."""
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from runtime import runfiles
+
+STAGES = ("frontend", "encoder", "prefill", "decode_per_token", "total")
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench") / "bench.json"
+    cmd = [runfiles.locate("ckw", "tools/benchmark_e2e"), "--models=tiny", "--runs=1", "--long_minutes=0.5",
+           "--pause_ms=0", f"--json={out}"]
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+    print(result.stdout, result.stderr[-3000:])
+    assert result.returncode == 0
+    with open(out, encoding="utf-8") as f:
+        return result.stdout, json.load(f)
+
+
+def test_rows_engines_and_stages(run):
+    _, report = run
+    assert [(r["model"], r["long_form"], r["beam_size"]) for r in report["rows"]] == [
+        ("tiny", False, None), ("tiny", False, 5), ("tiny", True, None)]
+    greedy, beams, long_form = report["rows"]
+    assert list(beams["engines"]) == ["ckw-b5", "ckw", "fw-fp32-b5", "fw-int8-b5"]
+    # One decoder call per step for all five beams: about as many calls as greedy makes, not five times.
+    b5, b1 = (beams["engines"][e]["runs"][0]["decode_steps"] for e in ("ckw-b5", "ckw"))
+    assert b1 / 2 < b5 < 2 * b1
+    assert beams["engines"]["ckw-b5"]["text"] == greedy["engines"]["ckw"]["text"]  # jfk: beams agree
+    for row in (greedy, long_form):
+        engines = row["engines"]
+        assert list(engines) == ["ckw", "fw-fp32", "fw-int8", "whisper.cpp-f16"]
+        for label in ("ckw", "whisper.cpp-f16"):
+            assert all(engines[label]["median_ms"][s] is not None for s in STAGES), label
+        for label in ("fw-fp32", "fw-int8"):
+            ms = engines[label]["median_ms"]
+            assert ms["prefill"] is None and ms["encoder"] > 0 and ms["total"] > 0
+            assert engines[label]["derived"] == ["decode_per_token"]
+        assert set(row["ratios"]) == {"fw-fp32", "fw-int8", "whisper.cpp-f16"}
+        assert row["ratios"]["whisper.cpp-f16"]["total"] == pytest.approx(
+            engines["ckw"]["median_ms"]["total"] / engines["whisper.cpp-f16"]["median_ms"]["total"])
+        assert len(engines["ckw"]["runs"]) == 1 and row["sgemm"]["gflops"] > 0
+        assert row["encoder_gflop"] == pytest.approx(36.94, abs=0.01)
+    assert long_form["seconds"] == 30.0
+    assert report["ggml"]["tiny"]["ftype"] == "f16"
+    assert report["ckw_isa"] in ("avx512", "avx2", "scalar")
+
+
+def test_table_names_the_machine_and_agrees_on_jfk(run):
+    text, report = run
+    assert report["machine"]["model"] in text and f"ckw ISA path: {report['ckw_isa']}" in text
+    assert "OpenBLAS sgemm 1500x384x1536 on 2 threads" in text
+    jfk = text.split("tiny · jfk.wav")[1].split("tiny · ")[0]
+    for peer in ("fw-fp32", "fw-int8", "whisper.cpp-f16"):
+        assert f"text {peer}: = ckw" in jfk
