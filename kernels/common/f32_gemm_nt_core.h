@@ -1,5 +1,7 @@
 // Shared engine behind the f32_gemm_nt* kernels: y = epilogue(x W^T), x [M, K] row-major,
-// W [N, K] row-major (the checkpoint's nn.Linear layout), y [M, N] row-major.
+// W [N, K] row-major (the checkpoint's nn.Linear layout), y [M, N] with rows ldy >= N floats
+// apart (r too): a caller can compute columns [n0, n0 + n) of a wider y, so a thread split over
+// N works for any M.
 //
 // Numerics of the SIMD paths for M > CKW_GEMM_ROWS_MAX: each output is one fused multiply-add
 // chain over k = 0..K-1 in order (seeded with 0, or with r for the residual epilogue), then
@@ -29,13 +31,13 @@ enum {
 
 // b may be NULL (no bias); r is read only by CKW_GEMM_EPI_RESIDUAL and may equal y.
 void ckw_f32_gemm_nt_core__scalar(float* y, const float* x, const float* w, const float* b,
-                                  const float* r, int64_t M, int64_t N, int64_t K, int epi);
+                                  const float* r, int64_t M, int64_t N, int64_t K, int64_t ldy, int epi);
 void ckw_f32_gemm_nt_core__avx2(float* y, const float* x, const float* w, const float* b,
-                                const float* r, int64_t M, int64_t N, int64_t K, int epi);
+                                const float* r, int64_t M, int64_t N, int64_t K, int64_t ldy, int epi);
 void ckw_f32_gemm_nt_core__avx512(float* y, const float* x, const float* w, const float* b,
-                                  const float* r, int64_t M, int64_t N, int64_t K, int epi);
+                                  const float* r, int64_t M, int64_t N, int64_t K, int64_t ldy, int epi);
 // Best available path for this CPU.
 void ckw_f32_gemm_nt_core(float* y, const float* x, const float* w, const float* b, const float* r,
-                          int64_t M, int64_t N, int64_t K, int epi);
+                          int64_t M, int64_t N, int64_t K, int64_t ldy, int epi);
 
 #endif  // CKW_KERNELS_COMMON_F32_GEMM_NT_CORE_H_

@@ -11,10 +11,10 @@
 extern "C" {
 #endif
 
-void ckw_f32_gemm_nt(float* restrict y, const float* restrict x, const float* restrict w, int64_t M, int64_t N, int64_t K);
-void ckw_f32_gemm_nt__scalar(float* restrict y, const float* restrict x, const float* restrict w, int64_t M, int64_t N, int64_t K);
-void ckw_f32_gemm_nt__avx2(float* restrict y, const float* restrict x, const float* restrict w, int64_t M, int64_t N, int64_t K);
-void ckw_f32_gemm_nt__avx512(float* restrict y, const float* restrict x, const float* restrict w, int64_t M, int64_t N, int64_t K);
+void ckw_f32_gemm_nt(float* restrict y, const float* restrict x, const float* restrict w, int64_t M, int64_t N, int64_t K, int64_t ldy);
+void ckw_f32_gemm_nt__scalar(float* restrict y, const float* restrict x, const float* restrict w, int64_t M, int64_t N, int64_t K, int64_t ldy);
+void ckw_f32_gemm_nt__avx2(float* restrict y, const float* restrict x, const float* restrict w, int64_t M, int64_t N, int64_t K, int64_t ldy);
+void ckw_f32_gemm_nt__avx512(float* restrict y, const float* restrict x, const float* restrict w, int64_t M, int64_t N, int64_t K, int64_t ldy);
 
 #ifdef __cplusplus
 }

@@ -13,7 +13,7 @@
 #include "kernels/gemm/f32_gemm_nt_contract.h"
 #include "kernels/gemm/f32_gemm_nt_bias_residual.h"
 
-typedef void (*bias_fn)(float*, const float*, const float*, const float*, int64_t, int64_t, int64_t);
+typedef void (*bias_fn)(float*, const float*, const float*, const float*, int64_t, int64_t, int64_t, int64_t);
 
 // Best-of-`reps` seconds for one call (min filters out the other tenants of the machine).
 static double time_call(bias_fn f, float* y, const float* x, const float* w, const float* b, int64_t M,
@@ -21,7 +21,7 @@ static double time_call(bias_fn f, float* y, const float* x, const float* w, con
   double best = 1e30;
   for (int i = 0; i < reps; ++i) {
     double t0 = ckw_bench_now();
-    f(y, x, w, b, M, N, K);
+    f(y, x, w, b, M, N, K, N);
     double t = ckw_bench_now() - t0;
     if (t < best) best = t;
   }
@@ -29,9 +29,9 @@ static double time_call(bias_fn f, float* y, const float* x, const float* w, con
 }
 
 static void logits_adapter(float* y, const float* x, const float* w, const float* b, int64_t M, int64_t N,
-                           int64_t K) {
+                           int64_t K, int64_t ldy) {
   (void)b;
-  ckw_f32_gemm_nt(y, x, w, M, N, K);
+  ckw_f32_gemm_nt(y, x, w, M, N, K, ldy);
 }
 
 int main(int argc, char** argv) {

@@ -10,10 +10,10 @@
 extern "C" {
 #endif
 
-void ckw_f32_gemm_nt_bias(float* restrict y, const float* restrict x, const float* restrict w, const float* restrict b, int64_t M, int64_t N, int64_t K);
-void ckw_f32_gemm_nt_bias__scalar(float* restrict y, const float* restrict x, const float* restrict w, const float* restrict b, int64_t M, int64_t N, int64_t K);
-void ckw_f32_gemm_nt_bias__avx2(float* restrict y, const float* restrict x, const float* restrict w, const float* restrict b, int64_t M, int64_t N, int64_t K);
-void ckw_f32_gemm_nt_bias__avx512(float* restrict y, const float* restrict x, const float* restrict w, const float* restrict b, int64_t M, int64_t N, int64_t K);
+void ckw_f32_gemm_nt_bias(float* restrict y, const float* restrict x, const float* restrict w, const float* restrict b, int64_t M, int64_t N, int64_t K, int64_t ldy);
+void ckw_f32_gemm_nt_bias__scalar(float* restrict y, const float* restrict x, const float* restrict w, const float* restrict b, int64_t M, int64_t N, int64_t K, int64_t ldy);
+void ckw_f32_gemm_nt_bias__avx2(float* restrict y, const float* restrict x, const float* restrict w, const float* restrict b, int64_t M, int64_t N, int64_t K, int64_t ldy);
+void ckw_f32_gemm_nt_bias__avx512(float* restrict y, const float* restrict x, const float* restrict w, const float* restrict b, int64_t M, int64_t N, int64_t K, int64_t ldy);
 
 #ifdef __cplusplus
 }

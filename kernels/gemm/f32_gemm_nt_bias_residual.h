@@ -11,10 +11,10 @@
 extern "C" {
 #endif
 
-void ckw_f32_gemm_nt_bias_residual(float* y, const float* restrict x, const float* restrict w, const float* restrict b, const float* r, int64_t M, int64_t N, int64_t K);
-void ckw_f32_gemm_nt_bias_residual__scalar(float* y, const float* restrict x, const float* restrict w, const float* restrict b, const float* r, int64_t M, int64_t N, int64_t K);
-void ckw_f32_gemm_nt_bias_residual__avx2(float* y, const float* restrict x, const float* restrict w, const float* restrict b, const float* r, int64_t M, int64_t N, int64_t K);
-void ckw_f32_gemm_nt_bias_residual__avx512(float* y, const float* restrict x, const float* restrict w, const float* restrict b, const float* r, int64_t M, int64_t N, int64_t K);
+void ckw_f32_gemm_nt_bias_residual(float* y, const float* restrict x, const float* restrict w, const float* restrict b, const float* r, int64_t M, int64_t N, int64_t K, int64_t ldy);
+void ckw_f32_gemm_nt_bias_residual__scalar(float* y, const float* restrict x, const float* restrict w, const float* restrict b, const float* r, int64_t M, int64_t N, int64_t K, int64_t ldy);
+void ckw_f32_gemm_nt_bias_residual__avx2(float* y, const float* restrict x, const float* restrict w, const float* restrict b, const float* r, int64_t M, int64_t N, int64_t K, int64_t ldy);
+void ckw_f32_gemm_nt_bias_residual__avx512(float* y, const float* restrict x, const float* restrict w, const float* restrict b, const float* r, int64_t M, int64_t N, int64_t K, int64_t ldy);
 
 #ifdef __cplusplus
 }

@@ -21,19 +21,21 @@
 // AVX-512 template through kernels/common/avx512_emulation.h on CPUs without AVX-512.
 #ifdef CKW_TEST_AVX512_EMULATION
 void ckw_f32_gemm_nt_core__avx512emu(float*, const float*, const float*, const float*, const float*, int64_t, int64_t,
-                                     int64_t, int);
-static void emu_plain(float* y, const float* x, const float* w, int64_t M, int64_t N, int64_t K) {
-  ckw_f32_gemm_nt_core__avx512emu(y, x, w, NULL, NULL, M, N, K, CKW_GEMM_EPI_PLAIN);
+                                     int64_t, int64_t, int);
+static void emu_plain(float* y, const float* x, const float* w, int64_t M, int64_t N, int64_t K, int64_t ldy) {
+  ckw_f32_gemm_nt_core__avx512emu(y, x, w, NULL, NULL, M, N, K, ldy, CKW_GEMM_EPI_PLAIN);
 }
-static void emu_bias(float* y, const float* x, const float* w, const float* b, int64_t M, int64_t N, int64_t K) {
-  ckw_f32_gemm_nt_core__avx512emu(y, x, w, b, NULL, M, N, K, CKW_GEMM_EPI_PLAIN);
+static void emu_bias(float* y, const float* x, const float* w, const float* b, int64_t M, int64_t N, int64_t K,
+                     int64_t ldy) {
+  ckw_f32_gemm_nt_core__avx512emu(y, x, w, b, NULL, M, N, K, ldy, CKW_GEMM_EPI_PLAIN);
 }
-static void emu_gelu(float* y, const float* x, const float* w, const float* b, int64_t M, int64_t N, int64_t K) {
-  ckw_f32_gemm_nt_core__avx512emu(y, x, w, b, NULL, M, N, K, CKW_GEMM_EPI_GELU);
+static void emu_gelu(float* y, const float* x, const float* w, const float* b, int64_t M, int64_t N, int64_t K,
+                     int64_t ldy) {
+  ckw_f32_gemm_nt_core__avx512emu(y, x, w, b, NULL, M, N, K, ldy, CKW_GEMM_EPI_GELU);
 }
 static void emu_res(float* y, const float* x, const float* w, const float* b, const float* r, int64_t M, int64_t N,
-                    int64_t K) {
-  ckw_f32_gemm_nt_core__avx512emu(y, x, w, b, r, M, N, K, CKW_GEMM_EPI_RESIDUAL);
+                    int64_t K, int64_t ldy) {
+  ckw_f32_gemm_nt_core__avx512emu(y, x, w, b, r, M, N, K, ldy, CKW_GEMM_EPI_RESIDUAL);
 }
 #endif
 
@@ -48,10 +50,10 @@ _Static_assert(CKW_F32_GEMM_NT_BIAS_TOLERANCE_C == TOL_C && CKW_F32_GEMM_NT_BIAS
 enum { PLAIN, BIAS, GELU, RESIDUAL, NKIND };
 static const char* kKindName[NKIND] = {"logits(nt)", "linear", "linear_gelu", "linear_residual"};
 
-typedef void (*plain_fn)(float*, const float*, const float*, int64_t, int64_t, int64_t);
-typedef void (*bias_fn)(float*, const float*, const float*, const float*, int64_t, int64_t, int64_t);
+typedef void (*plain_fn)(float*, const float*, const float*, int64_t, int64_t, int64_t, int64_t);
+typedef void (*bias_fn)(float*, const float*, const float*, const float*, int64_t, int64_t, int64_t, int64_t);
 typedef void (*res_fn)(float*, const float*, const float*, const float*, const float*, int64_t, int64_t,
-                       int64_t);
+                       int64_t, int64_t);
 
 typedef struct {
   const char* isa;
@@ -61,6 +63,10 @@ typedef struct {
   bias_fn bias, gelu;
   res_fn res;
 } isa_t;
+
+// Columns [n0, n0 + n) of y (rows ldy apart), as one chunk of a thread split over N computes them.
+static void call_columns(const isa_t* isa, int kind, float* y, const float* x, const float* w, const float* b,
+                         const float* r, int64_t M, int64_t n0, int64_t n, int64_t K, int64_t ldy);
 
 static unsigned long long g_rng = 88172645463325252ull;
 static float frand(void) {  // uniform in [-1, 1)
@@ -104,10 +110,10 @@ static int run_case(const isa_t* isa, int kind, int64_t M, int64_t N, int64_t K,
   }
   if (in_place) memcpy(yo, r, sizeof(float) * M * N);
   switch (kind) {
-    case PLAIN: isa->plain(yo, x, w, M, N, K); break;
-    case BIAS: isa->bias(yo, x, w, b, M, N, K); break;
-    case GELU: isa->gelu(yo, x, w, b, M, N, K); break;
-    case RESIDUAL: isa->res(yo, x, w, b, in_place ? yo : r, M, N, K); break;
+    case PLAIN: isa->plain(yo, x, w, M, N, K, N); break;
+    case BIAS: isa->bias(yo, x, w, b, M, N, K, N); break;
+    case GELU: isa->gelu(yo, x, w, b, M, N, K, N); break;
+    case RESIDUAL: isa->res(yo, x, w, b, in_place ? yo : r, M, N, K, N); break;
   }
   char what[160];
   snprintf(what, sizeof what, "%s %s M=%lld N=%lld K=%lld%s", isa->isa, kKindName[kind], (long long)M,
@@ -125,10 +131,10 @@ static int run_case(const isa_t* isa, int kind, int64_t M, int64_t N, int64_t K,
     for (int64_t m = 0; m < M && ok; ++m) {
       const float *xm = x + m * K, *rm = r + m * N;
       switch (kind) {
-        case PLAIN: isa->plain(one, xm, w, 1, N, K); break;
-        case BIAS: isa->bias(one, xm, w, b, 1, N, K); break;
-        case GELU: isa->gelu(one, xm, w, b, 1, N, K); break;
-        case RESIDUAL: isa->res(one, xm, w, b, rm, 1, N, K); break;
+        case PLAIN: isa->plain(one, xm, w, 1, N, K, N); break;
+        case BIAS: isa->bias(one, xm, w, b, 1, N, K, N); break;
+        case GELU: isa->gelu(one, xm, w, b, 1, N, K, N); break;
+        case RESIDUAL: isa->res(one, xm, w, b, rm, 1, N, K, N); break;
       }
       if (memcmp(one, yo + m * N, sizeof(float) * N) != 0) {
         fprintf(stderr, "%s: row %lld differs from the same row computed alone\n", what, (long long)m);
@@ -148,8 +154,30 @@ static int run_case(const isa_t* isa, int kind, int64_t M, int64_t N, int64_t K,
     }
     ok = 0;
   }
+  if (ok && N > 1) {  // two column chunks into the rows of one y: the whole call's bits
+    float* split = malloc(sizeof(float) * M * N);
+    const int64_t n1 = N / 2;
+    call_columns(isa, kind, split, x, w, b, r, M, 0, n1, K, N);
+    call_columns(isa, kind, split, x, w, b, r, M, n1, N - n1, K, N);
+    if (memcmp(split, yo, sizeof(float) * M * N) != 0) {
+      fprintf(stderr, "%s: columns [0, %lld) and [%lld, %lld) computed apart differ from the whole call\n", what,
+              (long long)n1, (long long)n1, (long long)N);
+      ok = 0;
+    }
+    free(split);
+  }
   free(x), free(w), free(b), free(r), free(y), free(ref), free(chain);
   return ok;
+}
+
+static void call_columns(const isa_t* isa, int kind, float* y, const float* x, const float* w, const float* b,
+                         const float* r, int64_t M, int64_t n0, int64_t n, int64_t K, int64_t ldy) {
+  switch (kind) {
+    case PLAIN: isa->plain(y + n0, x, w + n0 * K, M, n, K, ldy); break;
+    case BIAS: isa->bias(y + n0, x, w + n0 * K, b + n0, M, n, K, ldy); break;
+    case GELU: isa->gelu(y + n0, x, w + n0 * K, b + n0, M, n, K, ldy); break;
+    case RESIDUAL: isa->res(y + n0, x, w + n0 * K, b + n0, r + n0, M, n, K, ldy); break;
+  }
 }
 
 int main(void) {
