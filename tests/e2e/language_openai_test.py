@@ -8,8 +8,10 @@ weights (fp16=False).
   libopus) detects the same language.
 - Translating the German clips to English: every window's greedy attempt equals
   `whisper.transcribe(..., task="translate")`'s (tokens) and falls back exactly where it falls
-  back; where every window stays greedy (fleurs-de-000) the segments are equal (tokens, times,
-  text, temperature). Sampled text itself is not compared: the RNGs differ.
+  back, up to the first window that falls back; where every window stays greedy (fleurs-de-000)
+  the segments are equal (tokens, times, text, temperature). Sampled text itself is not compared,
+  nor anything after it: the RNGs differ, and a sampled window's text is the next window's
+  prompt and may move its start.
 """
 
 import functools
@@ -28,7 +30,7 @@ TEMPERATURES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
 FOLDER = "multilingual"
 CLIPS = sorted(f for f in os.listdir(os.path.dirname(runfiles.locate("test_audio", f"{FOLDER}/MANIFEST.tsv")))
                if not f.endswith(".tsv"))
-GERMAN = {"fleurs-de-000.ogg": [], "fleurs-de-001.ogg": [0], "test_de.wav": [0]}  # clip: windows that fall back
+GERMAN = {"fleurs-de-000.ogg": None, "fleurs-de-001.ogg": 0, "test_de.wav": 0}  # clip: first window that falls back
 
 
 @functools.cache
@@ -84,13 +86,16 @@ def test_translation_equals_openai_whisper(clip):
     want, want_windows = reference_translation(audio)
     got = engine().transcribe_long(audio, TranscribeOptions(task="translate", temperature=TEMPERATURES))
     assert got["language"] == want["language"] == "de"
-    assert [i for i, w in enumerate(want_windows) if len(w) > 1] == GERMAN[clip]
-    assert len(got["windows"]) == len(want_windows)
-    for i, (ours, theirs) in enumerate(zip(got["windows"], want_windows)):
+    first_fallback = next((i for i, w in enumerate(want_windows) if len(w) > 1), None)
+    assert first_fallback == GERMAN[clip]
+    deterministic = want_windows if first_fallback is None else want_windows[:first_fallback + 1]
+    assert len(got["windows"]) >= len(deterministic)
+    for i, (ours, theirs) in enumerate(zip(got["windows"], deterministic)):
         assert ours["attempts"][0]["tokens"] == theirs[0][1], f"{clip} window {i}: greedy attempt"
         assert (len(ours["attempts"]) > 1) == (len(theirs) > 1), f"{clip} window {i}: fallback decision"
-    if GERMAN[clip]:
+    if first_fallback is not None:
         return
+    assert len(got["windows"]) == len(want_windows)
     assert len(got["segments"]) == len(want["segments"])
     for ours, theirs in zip(got["segments"], want["segments"]):
         for key in ("seek", "start", "end", "text", "tokens", "temperature"):

@@ -48,7 +48,9 @@ def librispeech_joined(seconds: float) -> Clip:
     """The shared LibriSpeech clips joined as the long-form tests join them
     (tools/testing/joined_audio.py), cut at exactly `seconds`."""
     folder = os.path.dirname(runfiles.locate("test_audio", "librispeech/MANIFEST.tsv"))
-    joined = joined_audio.librispeech_joined(folder, seconds)[: int(round(seconds * SAMPLE_RATE))]
+    # joined_audio ends on a whole clip without the gap after it: ask for a gap more, then cut.
+    joined = joined_audio.librispeech_joined(folder, seconds + joined_audio.GAP_SECONDS)
+    joined = joined[: int(round(seconds * SAMPLE_RATE))]
     pcm = np.round(joined * 32768.0).clip(-32768, 32767).astype(np.int16)  # the clips are 16-bit: exact
     return _clip(f"librispeech-joined-{seconds / 60:g}min", pcm, True)
 
