@@ -109,7 +109,8 @@ def time_openai(variant: str, audio, threads: int) -> dict:
 def time_faster_whisper(variant: str, audio, threads: int, scratch: str, compute_type: str) -> dict:
     from faster_whisper import WhisperModel
 
-    model = WhisperModel(ctranslate2_model_dir(variant, os.path.join(scratch, compute_type)), device="cpu",
+    # One CTranslate2 folder per variant serves both compute types (converted when loaded).
+    model = WhisperModel(ctranslate2_model_dir(variant, scratch), device="cpu",
                          compute_type=compute_type, cpu_threads=threads)
     t0 = time.perf_counter()
     segments, _ = model.transcribe(audio, beam_size=1, temperature=list(TEMPERATURES),
