@@ -2,9 +2,10 @@
 // weights under the maps' tolerance; the exact-widening paths (scalar, avx2, avx512) bit for bit
 // against the f32 engine on the widened weights (so they inherit every property
 // f32_gemm_nt_test proves); the vdpbf16ps path (avx512bf16, M <= CKW_GEMM_ROWS_MAX) against the
-// float64 product of bf16-rounded x under fp32 accumulation error alone; M > CKW_GEMM_ROWS_MAX
-// on every SIMD path equal to an in-order fmaf chain; each row of a few-row call as if alone;
-// two column chunks giving the whole call's bits; in-place residual; nothing written outside y.
+// float64 product of bf16-rounded x under fp32 accumulation error alone; M > CKW_GEMM_ROWS_MAX on
+// every SIMD path equal to an in-order fmaf chain; two row chunks of more than CKW_GEMM_ROWS_MAX rows each (the
+// maps' M split) and two column chunks (the N split) giving the whole call's bits; each row of a
+// few-row call as if alone; in-place residual; nothing written outside y.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,8 +65,8 @@ static void emu_res(float* y, const float* x, const uint16_t* w, const float* b,
 typedef struct {
   const char* isa;
   int available;
-  int fused;           // SIMD: M > CKW_GEMM_ROWS_MAX is the in-order fmaf chain
-  int bf16_dot;        // M <= CKW_GEMM_ROWS_MAX rounds x to bf16 (vdpbf16ps)
+  int fused;           // SIMD (M <= CKW_GEMM_ROWS_MAX: row-wise dot products)
+  int bf16x;           // M <= CKW_GEMM_ROWS_MAX rounds x to bf16 (vdpbf16ps)
   f32_core_fn peer;    // the f32 engine path with the same bits on widened weights, or NULL
   plain_fn plain;
   bias_fn bias, gelu;
@@ -132,7 +133,7 @@ static int run_case(const isa_t* isa, int kind, int64_t M, int64_t N, int64_t K,
   reference(kind, ref, x, wf, b, r, M, N, K, 0);
   int ok = ckw_check_close(what, yo, ref, M * N, TOL_C, K);
   const int dot = M <= CKW_GEMM_ROWS_MAX && isa->fused;
-  if (ok && dot && isa->bf16_dot) {  // the rounded-x product, up to fp32 summation
+  if (ok && dot && isa->bf16x) {  // the rounded-x product, up to fp32 summation
     reference(kind, ref, x, wf, b, r, M, N, K, 1);
     ok = ckw_check_close(what, yo, ref, M * N, ACCUM_C, K);
   }
@@ -171,6 +172,17 @@ static int run_case(const isa_t* isa, int kind, int64_t M, int64_t N, int64_t K,
         fprintf(stderr, "%s: row %lld differs from a call with that row alone\n", what, (long long)m);
         ok = 0;
       }
+    }
+  }
+  if (ok && M >= 2 * (CKW_GEMM_ROWS_MAX + 1)) {  // two row chunks, neither down to the dot-product path
+    const int64_t m1 = CKW_GEMM_ROWS_MAX + 1 + (M - 2 * (CKW_GEMM_ROWS_MAX + 1)) / 3;
+    memcpy(other, r, sizeof(float) * M * N);
+    call(isa, kind, other, x, w, b, other, m1, N, K, N);
+    call(isa, kind, other + m1 * N, x + m1 * K, w, b, other + m1 * N, M - m1, N, K, N);
+    if (memcmp(other, yo, sizeof(float) * M * N) != 0) {
+      fprintf(stderr, "%s: rows [0, %lld) and [%lld, %lld) computed apart differ from the whole call\n", what,
+              (long long)m1, (long long)m1, (long long)M);
+      ok = 0;
     }
   }
   if (ok && N > 1) {  // two column chunks into the rows of one y: the whole call's bits
