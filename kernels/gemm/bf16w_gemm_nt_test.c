@@ -15,6 +15,7 @@
 #include "kernels/common/bf16w_gemm_nt_core.h"
 #include "kernels/common/cpu.h"
 #include "kernels/common/tolerance.h"
+#include "kernels/gemm/gemm_nt_test_util.h"
 #include "kernels/gemm/bf16w_gemm_nt.h"
 #include "kernels/gemm/bf16w_gemm_nt_bias.h"
 #include "kernels/gemm/bf16w_gemm_nt_bias_gelu.h"
@@ -31,8 +32,6 @@ _Static_assert(CKW_BF16W_GEMM_NT_BIAS_TOLERANCE_C == TOL_C && CKW_BF16W_GEMM_NT_
 #define GUARD 37
 #define SENTINEL 12345.0f
 
-enum { PLAIN, BIAS, GELU, RESIDUAL, NKIND };
-static const char* kKindName[NKIND] = {"logits(nt)", "linear", "linear_gelu", "linear_residual"};
 static const int kEpi[NKIND] = {CKW_GEMM_EPI_PLAIN, CKW_GEMM_EPI_PLAIN, CKW_GEMM_EPI_GELU, CKW_GEMM_EPI_RESIDUAL};
 
 typedef void (*plain_fn)(float*, const float*, const uint16_t*, int64_t, int64_t, int64_t, int64_t);
@@ -73,15 +72,6 @@ typedef struct {
   res_fn res;
 } isa_t;
 
-static unsigned long long g_rng = 88172645463325252ull;
-static float frand(void) {  // uniform in [-1, 1)
-  g_rng ^= g_rng << 13;
-  g_rng ^= g_rng >> 7;
-  g_rng ^= g_rng << 17;
-  return (float)((g_rng >> 40) * (1.0 / (1ull << 24)) * 2.0 - 1.0);
-}
-
-static double gelu_ref(double v) { return 0.5 * v * (1.0 + erf(v / sqrt(2.0))); }
 
 static void call(const isa_t* isa, int kind, float* y, const float* x, const uint16_t* w, const float* b,
                  const float* r, int64_t M, int64_t N, int64_t K, int64_t ldy) {
@@ -223,27 +213,5 @@ int main(void) {
       {"avx512-emulated", 1, 1, 0, peer_of("avx512"), emu_plain, emu_bias, emu_gelu, emu_res},
 #endif
   };
-  // Tile edges (MR 6/8, NR 16/32, KC 256, MC 144/128), K tails of 8, 16 and 32 lanes, decode
-  // M = 1, beams (5, 8 rows), the first blocked M (9), several K slices and M blocks, empty calls.
-  const int64_t shapes[][3] = {{1, 1, 1},    {1, 384, 384}, {1, 33, 1},    {7, 33, 1},   {13, 17, 19},
-                               {6, 16, 256}, {8, 32, 257},  {9, 47, 600},  {150, 35, 70}, {290, 50, 33},
-                               {2, 70, 513}, {5, 3, 0},     {1, 3, 0},     {0, 5, 5},     {3, 0, 4},
-                               {5, 385, 384}, {8, 70, 33},  {9, 40, 64},  {3, 21, 47},  {1, 13, 31}};
-  int failures = 0, checked = 0;
-  for (size_t i = 0; i < sizeof isas / sizeof isas[0]; ++i) {
-    if (!isas[i].available) {
-      printf("SKIP %s: this CPU lacks it\n", isas[i].isa);
-      continue;
-    }
-    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
-      for (int kind = 0; kind < NKIND; ++kind) {
-        failures += !run_case(&isas[i], kind, shapes[s][0], shapes[s][1], shapes[s][2], 0);
-        ++checked;
-      }
-      failures += !run_case(&isas[i], RESIDUAL, shapes[s][0], shapes[s][1], shapes[s][2], 1);
-      ++checked;
-    }
-  }
-  printf("%d/%d bf16w gemm cases passed\n", checked - failures, checked);
-  return failures ? 1 : 0;
+  return GEMM_TEST_RUN_ALL(isas, run_case, "bf16w gemm");
 }
