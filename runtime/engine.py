@@ -13,6 +13,7 @@ one token per step) -> openai-whisper's transcribe() loop (runtime/longform.py) 
 import contextlib
 import dataclasses
 import functools
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -27,6 +28,17 @@ from runtime.tokenizer import WhisperTokenizer
 from runtime.transcription import Segment, TranscriptionInfo, collect, options_from
 
 N_FRAMES = 3000  # one 30 s window of log-mel frames
+# Values of CKW_ISA, the cap on the kernels' run-time ISA choice (kernels/common/cpu.h); unset or
+# empty: the best the CPU has. The libraries read it once, at their first kernel call.
+ISA_CAPS = ("avx512bf16", "avx512", "avx2", "scalar")
+
+
+def check_isa_cap() -> None:
+    """EngineError for a CKW_ISA the kernels would silently ignore."""
+    value = os.environ.get("CKW_ISA", "")
+    if value and value not in ISA_CAPS:
+        raise EngineError(f"CKW_ISA={value!r} in the environment: use one of {', '.join(ISA_CAPS)}, or unset it "
+                          "for the best path this CPU has")
 
 
 class Frontend:
@@ -179,6 +191,7 @@ class Engine:
                  verify_weights: bool = False, threads: int | None = None):
         if threads is not None and threads < 1:
             raise EngineError(f"threads={threads}: give at least 1 (or None for every CPU)")
+        check_isa_cap()
         self.variant = variant
         self.handles = []
         self._lock = threading.RLock()  # reentrant: transcribe_long runs transcribe

@@ -162,6 +162,14 @@ def test_errors_are_one_line(capsys, jfk, args, message, status):
     assert len(lines) == 1 and message in lines[0], err
 
 
+def test_an_unknown_isa_cap_is_one_line_error(capsys, jfk, monkeypatch):
+    monkeypatch.setenv("CKW_ISA", "avx3")
+    rc, out, err = run(capsys, f"--wav={jfk}")
+    assert rc == 1 and out == ""
+    lines = error_lines(err)
+    assert len(lines) == 1 and "CKW_ISA='avx3'" in lines[0], err
+
+
 def test_word_timestamps_in_json_and_word_timed_subtitles(capsys, jfk):
     rc, out, _ = run(capsys, f"--wav={jfk}", "--output_format=json", "--output=-", "--word_timestamps")
     assert rc == 0

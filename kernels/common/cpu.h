@@ -1,26 +1,52 @@
 // Run-time ISA choice shared by every dispatching entry point. The AVX-512 paths need
 // F/BW/DQ/VL (they are compiled with all four); AVX2 paths need AVX2 and FMA; AVX512-BF16 paths
 // need AVX-512 and the BF16 extension.
+//
+// CKW_ISA=avx512bf16, avx512, avx2 or scalar in the environment caps the choice (read once per library, at
+// its first dispatch), so a slower path can be run and timed on a machine that has a faster one.
+// Unset or empty: the best the CPU has. runtime/engine.py refuses any other value before a
+// library is loaded, with a message naming the variable; the C side then caps nothing.
 #ifndef CKW_KERNELS_COMMON_CPU_H_
 #define CKW_KERNELS_COMMON_CPU_H_
 
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { CKW_ISA_CAP_SCALAR, CKW_ISA_CAP_AVX2, CKW_ISA_CAP_AVX512, CKW_ISA_CAP_NONE };
+
+static inline int ckw_cpu_isa_cap(void) {
+  static int cached = -1;  // threads racing here all store the same value
+  int cap = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+  if (cap < 0) {
+    const char* env = getenv("CKW_ISA");
+    cap = !env                          ? CKW_ISA_CAP_NONE
+          : strcmp(env, "scalar") == 0 ? CKW_ISA_CAP_SCALAR
+          : strcmp(env, "avx2") == 0   ? CKW_ISA_CAP_AVX2
+          : strcmp(env, "avx512") == 0 ? CKW_ISA_CAP_AVX512
+                                       : CKW_ISA_CAP_NONE;
+    __atomic_store_n(&cached, cap, __ATOMIC_RELAXED);
+  }
+  return cap;
+}
 
 static inline int ckw_cpu_has_avx512(void) {
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+  return ckw_cpu_isa_cap() >= CKW_ISA_CAP_AVX512 && __builtin_cpu_supports("avx512f") &&
+         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
 }
 
 // The portable path runs everywhere (so ISA tables can call ckw_cpu_has_<isa>() for each).
 static inline int ckw_cpu_has_scalar(void) { return 1; }
 
 static inline int ckw_cpu_has_avx2(void) {
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return ckw_cpu_isa_cap() >= CKW_ISA_CAP_AVX2 && __builtin_cpu_supports("avx2") &&
+         __builtin_cpu_supports("fma");
 }
 
 // AVX512-BF16 (vdpbf16ps, vcvtne2ps2bf16) on top of the AVX-512 baseline.
 static inline int ckw_cpu_has_avx512bf16(void) {
-  return ckw_cpu_has_avx512() && __builtin_cpu_supports("avx512bf16");
+  return ckw_cpu_isa_cap() > CKW_ISA_CAP_AVX512 && ckw_cpu_has_avx512() &&
+         __builtin_cpu_supports("avx512bf16");
 }
 
 // Calls the newest path of `name` the CPU has, among the ISAs the kernel lists: ISAS is an

@@ -99,7 +99,8 @@ def render(report: Dict) -> str:
     m = report["machine"]
     flags = ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in m["flags"].items())
     lines = [f"CPU: {m['model']} ({m['logical_cpus']} logical CPUs); {flags}",
-             f"ckw ISA path: {report['ckw_isa']} (kernels/common/cpu.h's rule on these flags); "
+             f"ckw ISA path: {report['ckw_isa']} (kernels/common/cpu.h's rule on these flags"
+             f"{''.join(f', {k}={v}' for k, v in report.get('isa_env', {}).items())}); "
              f"{report['threads']} threads for every engine and for sgemm",
              f"load average (1 min): {report['loadavg']['start']:.2f} before the run, at most "
              f"{report['loadavg']['max_seen']:.2f} during it (its own {report['threads']} threads included), "

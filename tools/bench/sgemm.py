@@ -4,7 +4,7 @@ from the model dimensions, and the CPU model and ISA flags with the path ckw dis
 
 import statistics
 import time
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 import numpy as np
 
@@ -30,15 +30,17 @@ def cpu_info(path: str = "/proc/cpuinfo") -> Dict:
     return {"model": model, "logical_cpus": cpus, "flags": {f: f in flags for f in ISA_FLAGS}}
 
 
-def ckw_isa(flags: Dict[str, bool]) -> str:
-    """The path ckw's kernels take on these flags: kernels/common/cpu.h's rule (AVX-512 needs F, BW, DQ
-    and VL; AVX2 needs AVX2 and FMA; otherwise scalar). The libraries do not report their choice, and
-    there is no switch to force one, so this is the same rule applied to the same flags."""
+def ckw_isa(flags: Dict[str, bool], cap: Optional[str] = None) -> str:
+    """The path ckw's fp32 kernels take on these flags: kernels/common/cpu.h's rule (AVX-512 needs F, BW,
+    DQ and VL; AVX2 needs AVX2 and FMA; otherwise scalar), at most `cap` (CKW_ISA) when it names a
+    slower one. The libraries do not report their choice, so this is the same rule on the same flags."""
+    order = ["scalar", "avx2", "avx512"]
+    best = "scalar"
     if all(flags.get(f) for f in ("avx512f", "avx512bw", "avx512dq", "avx512vl")):
-        return "avx512"
-    if flags.get("avx2") and flags.get("fma"):
-        return "avx2"
-    return "scalar"
+        best = "avx512"
+    elif flags.get("avx2") and flags.get("fma"):
+        best = "avx2"
+    return cap if cap in order and order.index(cap) < order.index(best) else best
 
 
 def encoder_flops(config: Dict, frames: int = 3000) -> int:
