@@ -162,6 +162,18 @@ def test_errors_are_one_line(capsys, jfk, args, message, status):
     assert len(lines) == 1 and message in lines[0], err
 
 
+@pytest.mark.parametrize("value", ["fp16", "BF16", ""])
+def test_a_bad_precision_is_one_usage_line_naming_the_flag(capsys, value):
+    FLAGS.unparse_flags()
+    with pytest.raises(SystemExit) as e:
+        transcribe.parse_flags(["transcribe", f"--precision={value}"])
+    _, err = capsys.readouterr()
+    lines = error_lines(err)
+    assert e.value.code == 2 and len(lines) == 1 and len(err.splitlines()) == 1, err
+    assert "--precision" in lines[0] and "fp32" in lines[0] and "bf16" in lines[0], err
+    FLAGS.unparse_flags()
+
+
 def test_word_timestamps_in_json_and_word_timed_subtitles(capsys, jfk):
     rc, out, _ = run(capsys, f"--wav={jfk}", "--output_format=json", "--output=-", "--word_timestamps")
     assert rc == 0

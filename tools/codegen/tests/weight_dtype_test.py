@@ -26,7 +26,8 @@ BF16_SUFFIXES = (".k.w", ".v.w", ".q.w", ".xk.w", ".xv.w")
 
 def bf16_manifest(tmp_path, dtype="bf16") -> str:
     """The toy manifest with the linear weights as `dtype` (2 bytes each), repacked 64-byte aligned."""
-    manifest = json.load(open(F32_MANIFEST))
+    with open(F32_MANIFEST) as f:
+        manifest = json.load(f)
     offset = 0
     for t in manifest["tensors"]:
         if t["name"].endswith(BF16_SUFFIXES):
@@ -85,7 +86,7 @@ def test_bf16_weight_without_a_bf16_kernel_names_op_weight_dtype_and_candidates(
 def test_two_bf16_kernels_for_one_weight_dtype_are_an_error(tmp_path):
     maps = tmp_path / "bf16_maps"
     shutil.copytree(BF16_MAPS, maps)
-    other = json.load(open(maps / "linear_bf16w.json"))
+    other = json.loads((maps / "linear_bf16w.json").read_text())
     other["kernel"] = "ckw_bf16w_gemm_nt_bias_other"
     (maps / "other.json").write_text(json.dumps(other))
     with pytest.raises(CompileError) as e:
@@ -111,7 +112,8 @@ def test_unknown_manifest_dtype_names_the_file_and_tensor(tmp_path):
 
 
 def test_lower_refuses_a_weight_whose_dtype_or_size_is_not_the_ports(tmp_path):
-    manifest = json.load(open(bf16_manifest(tmp_path)))
+    with open(bf16_manifest(tmp_path)) as f:
+        manifest = json.load(f)
     weights = lower.Weights(manifest, "m.json")
     w = Weight("blocks.0.q.w", ("d_model", "d_model"))
     env = {"d_model": 8}

@@ -21,7 +21,8 @@ import sys
 from models.whisper.checkpoint import pack
 from models.whisper.checkpoint.errors import CheckpointError
 from models.whisper.checkpoint.packed import DTYPE, PackedCheckpoint
-from models.whisper.checkpoint.precision import bf16, policy as policy_lib
+from models.whisper.checkpoint.precision import bf16
+from models.whisper.checkpoint.precision import policy as policy_lib
 
 AUDIT_FORMAT = "ckw-whisper-derived-audit-v1"
 # dtype -> float32 array -> its stored form
