@@ -30,8 +30,7 @@ from kernels.common import tolerance
 REGISTRY = kt.runfile("kernels/model_kernels_registry.json")
 with open(REGISTRY, encoding="utf-8") as _f:
     ENTRIES = json.load(_f)
-CPU = set(i.lstrip("_") for i in kt.cpu_isas() if i)
-_DTYPES = {"f32": np.float32, "i32": np.int32, "u8": np.uint8}
+CPU = set(i.lstrip("_") for i in kt.cpu_isas(tuple(kt.ISA_FLAGS)) if i)
 
 
 def _eval_int(expr, names):
@@ -63,19 +62,20 @@ def _cases():
 
 
 def _inputs(m, case, rng):
-    """Random arrays for every input and weight port (the map's `inputs` expressions first)."""
+    """Random arrays for every input and weight port in its dtype's storage (the map's `inputs`
+    expressions first; float dtypes from standard normals, e.g. bf16 rounded to nearest even)."""
     out = {}
     gen = m["contract"].get("inputs", {})
     for name, port in m["ports"].items():
         if port["role"] == "output":
             continue
         shape = tuple(_eval_int(d, case) for d in port["shape"])
-        dtype = _DTYPES[port["dtype"]]
+        dtype = kt.DTYPES[port["dtype"]]
         if name in gen:
             value = eval(gen[name], {"__builtins__": {}, "rng": rng}, dict(case))  # noqa: S307
-            out[name] = np.ascontiguousarray(np.asarray(value).reshape(shape), dtype)
-        elif dtype == np.float32:
-            out[name] = np.ascontiguousarray(rng.standard_normal(shape), dtype)
+            out[name] = dtype.store(np.asarray(value).reshape(shape))
+        elif dtype.floating:
+            out[name] = dtype.store(rng.standard_normal(shape))
         else:
             raise AssertionError(f"{m['kernel']}: port {name} ({port['dtype']}) needs contract.inputs[{name!r}]")
     return out
@@ -92,7 +92,7 @@ def test_kernel_matches_its_oracle(entry, case, isa):
     for name, port in m["ports"].items():
         if port["role"] == "output":
             shape = tuple(_eval_int(d, case) for d in port["shape"])
-            outputs[name] = np.zeros(shape, _DTYPES[port["dtype"]])
+            outputs[name] = np.zeros(shape, kt.DTYPES[port["dtype"]].storage)
     attrs = {a: _attr_value(a, spec, case) for a, spec in (m.get("attrs") or {}).items()}
     args, keep = [], []
     for a in m["abi"]:
@@ -117,9 +117,9 @@ def test_kernel_matches_its_oracle(entry, case, isa):
         assert rc == 0, f"{m['kernel']}{isa} {case}: returned {rc}"
 
     names = {**case, **attrs, "torch": torch, "F": F, "np": np, "max": max, "min": min}
-    for name, value in arrays.items():
-        t = torch.from_numpy(value)
-        names[name] = t.double() if value.dtype == np.float32 else t
+    for name, value in arrays.items():  # the oracle reads float ports as their values in float64
+        dtype = kt.DTYPES[m["ports"][name]["dtype"]]
+        names[name] = torch.from_numpy(dtype.values(value)).double() if dtype.floating else torch.from_numpy(value)
     ref = eval(contract["oracle"], names)  # noqa: S307 (the map's own oracle, test-only)
     (out_name, got), = outputs.items()
     ref = ref.numpy().astype(np.float64) if isinstance(ref, torch.Tensor) else np.asarray(ref, np.float64)

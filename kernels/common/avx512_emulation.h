@@ -81,6 +81,13 @@ CKW_EMU ckw_emu_epi32 ckw_emu_slli_epi32(ckw_emu_epi32 a, int n) {
   for (int l = 0; l < 16; ++l) r.i[l] = (int32_t)((uint32_t)a.i[l] << n);
   return r;
 }
+CKW_EMU ckw_emu_epi32 ckw_emu_cvtepu16_epi32(__m256i a) {
+  uint16_t h[16];
+  ckw_emu_epi32 r;
+  _mm256_storeu_si256((__m256i*)h, a);
+  for (int l = 0; l < 16; ++l) r.i[l] = h[l];
+  return r;
+}
 CKW_EMU ckw_emu_ps ckw_emu_castsi512_ps(ckw_emu_epi32 a) {
   ckw_emu_ps r;
   __builtin_memcpy(r.f, a.i, sizeof r.f);
@@ -144,6 +151,8 @@ CKW_EMU ckw_emu_ps ckw_emu_setr_ps(float a0, float a1, float a2, float a3, float
 #define _mm512_add_epi32 ckw_emu_add_epi32
 #undef _mm512_slli_epi32
 #define _mm512_slli_epi32 ckw_emu_slli_epi32
+#undef _mm512_cvtepu16_epi32
+#define _mm512_cvtepu16_epi32 ckw_emu_cvtepu16_epi32
 #undef _mm512_castsi512_ps
 #define _mm512_castsi512_ps ckw_emu_castsi512_ps
 #undef _mm512_setr_ps

@@ -19,7 +19,45 @@ _CTYPES = {
     "int": ctypes.c_int,
     "int64_t": ctypes.c_int64,
 }
-_POINTEE = {"float": np.float32, "int32_t": np.int32, "uint8_t": np.uint8, "int64_t": np.int64, "void": None}
+_POINTEE = {"float": np.float32, "int32_t": np.int32, "uint8_t": np.uint8, "uint16_t": np.uint16, "int64_t": np.int64,
+            "void": None}
+
+
+def bf16_from_f32(a) -> np.ndarray:
+    """bf16 bit patterns (uint16) of float32 values, rounded to nearest even like the checkpoint packer
+    (NaN stays a quiet NaN)."""
+    u = np.ascontiguousarray(a, np.float32).view(np.uint32)
+    rounded = ((u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16)).astype(np.uint16)
+    nan = (u & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
+    return np.where(nan, ((u >> np.uint32(16)) | np.uint32(0x40)).astype(np.uint16), rounded)
+
+
+def f32_from_bf16(h) -> np.ndarray:
+    """The float32 values of bf16 bit patterns (exact: the top half of an fp32)."""
+    return (np.ascontiguousarray(h, np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32)
+
+
+class DType:
+    """A map port dtype as tests see it: the numpy storage, how random values and given values are
+    stored (`store`, from float64 or integers), and the float32 values an oracle reads (`values`;
+    None: the storage as it is, e.g. integers)."""
+
+    def __init__(self, storage, store=None, values=None, floating=False):
+        self.storage, self.floating = storage, floating
+        self.store = store or (lambda a: np.ascontiguousarray(a, storage))
+        self.values = values
+
+
+# Every port dtype a kernel map may state (tools/codegen/schemas/kernel_map.schema.json).
+DTYPES = {
+    "f32": DType(np.float32, floating=True, values=lambda a: a),
+    "bf16": DType(np.uint16, store=lambda a: bf16_from_f32(np.asarray(a, np.float32)), values=f32_from_bf16,
+                  floating=True),
+    "i64": DType(np.int64),
+    "i32": DType(np.int32),
+    "i16": DType(np.int16),
+    "u8": DType(np.uint8),
+}
 
 
 def _pointer_type(pointee: str, where: str):
@@ -127,20 +165,23 @@ class Kernel:
         return fn(code).decode()
 
 
-def cpu_isas() -> List[str]:
-    """ISA suffixes to test: scalar, the dispatching entry (""), and what the CPU has."""
+# The /proc/cpuinfo flags each ISA path needs (kernels/common/cpu.h, kernels/kernel.bzl ISAS).
+ISA_FLAGS = {
+    "avx2": {"avx2", "fma"},
+    "avx512": {"avx512f", "avx512bw", "avx512dq", "avx512vl"},
+    "avx512bf16": {"avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512_bf16"},
+}
+
+
+def cpu_isas(isas=("avx2", "avx512")) -> List[str]:
+    """ISA suffixes to test: scalar, the dispatching entry (""), and those of `isas` the CPU has."""
     flags = set()
     with open("/proc/cpuinfo") as f:
         for line in f:
             if line.startswith("flags"):
                 flags = set(line.split(":", 1)[1].split())
                 break
-    isas = ["__scalar", ""]
-    if {"avx2", "fma"} <= flags:
-        isas.append("__avx2")
-    if {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= flags:
-        isas.append("__avx512")
-    return isas
+    return ["__scalar", ""] + ["__" + i for i in isas if ISA_FLAGS[i] <= flags]
 
 
 def ptr(a):

@@ -25,6 +25,10 @@ CKW_VI __m256i ckw_v_mask_(int64_t n) {
 // Partial vectors: lanes >= n are neither read (they load as 0) nor written; 0 <= n <= CKW_VW.
 CKW_VI ckw_vf ckw_v_loadn(const float* p, int64_t n) { return _mm256_maskload_ps(p, ckw_v_mask_(n)); }
 CKW_VI void ckw_v_storen(float* p, ckw_vf v, int64_t n) { _mm256_maskstore_ps(p, ckw_v_mask_(n), v); }
+// CKW_VW bf16 values widened exactly to fp32 (bf16 is the top half of an fp32).
+CKW_VI ckw_vf ckw_v_load_bf16(const uint16_t* p) {
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i*)p)), 16));
+}
 // 0, 1, ..., CKW_VW - 1 as floats.
 CKW_VI ckw_vf ckw_v_iota(void) { return _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7); }
 // Lanes >= n set to 0.

@@ -29,6 +29,9 @@ CKW_VI void ckw_v_store(float* p, ckw_vf v) { _mm512_storeu_ps(p, v); }
 CKW_VI __mmask16 ckw_v_mask_(int64_t n) { return (__mmask16)((1u << n) - 1u); }
 CKW_VI ckw_vf ckw_v_loadn(const float* p, int64_t n) { return _mm512_maskz_loadu_ps(ckw_v_mask_(n), p); }
 CKW_VI void ckw_v_storen(float* p, ckw_vf v, int64_t n) { _mm512_mask_storeu_ps(p, ckw_v_mask_(n), v); }
+CKW_VI ckw_vf ckw_v_load_bf16(const uint16_t* p) {
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i*)p)), 16));
+}
 CKW_VI ckw_vf ckw_v_iota(void) {
   return _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
 }

@@ -3,10 +3,8 @@
 int ckw_f32_embedding_positions(float* restrict y, const int32_t* restrict tokens, const float* restrict table,
                                 const float* restrict positions, int64_t B, int64_t T, int64_t D, int64_t vocab,
                                 int64_t n_ctx, int64_t offset) {
-  if (B < 0 || T < 0 || D < 0 || vocab < 0 || n_ctx < 0) return CKW_EMBEDDING_ERR_SHAPE;
-  if (offset < 0 || offset > n_ctx - T) return CKW_EMBEDDING_ERR_POSITION;
-  for (int64_t i = 0; i < B * T; ++i)
-    if (tokens[i] < 0 || tokens[i] >= vocab) return CKW_EMBEDDING_ERR_TOKEN;
+  const int rc = ckw_embedding_positions_check(tokens, B, T, D, vocab, n_ctx, offset);
+  if (rc) return rc;
   for (int64_t i = 0; i < B * T; ++i) {
     const float* e = table + (int64_t)tokens[i] * D;
     const float* p = positions + (offset + i % T) * D;  // every sequence starts at offset

@@ -19,6 +19,16 @@ extern "C" {
 #define CKW_EMBEDDING_ERR_POSITION (-2)  // offset < 0 or offset + T > n_ctx
 #define CKW_EMBEDDING_ERR_SHAPE (-3)     // B, T, D, vocab or n_ctx negative
 
+// The shared validation of the embedding_positions kernels (f32 and bf16 tables): 0 or the code.
+static inline int ckw_embedding_positions_check(const int32_t* tokens, int64_t B, int64_t T, int64_t D, int64_t vocab,
+                                                int64_t n_ctx, int64_t offset) {
+  if (B < 0 || T < 0 || D < 0 || vocab < 0 || n_ctx < 0) return CKW_EMBEDDING_ERR_SHAPE;
+  if (offset < 0 || offset > n_ctx - T) return CKW_EMBEDDING_ERR_POSITION;
+  for (int64_t i = 0; i < B * T; ++i)
+    if (tokens[i] < 0 || tokens[i] >= vocab) return CKW_EMBEDDING_ERR_TOKEN;
+  return CKW_EMBEDDING_OK;
+}
+
 int ckw_f32_embedding_positions(float* restrict y, const int32_t* restrict tokens, const float* restrict table,
                                 const float* restrict positions, int64_t B, int64_t T, int64_t D, int64_t vocab,
                                 int64_t n_ctx, int64_t offset);

@@ -1,0 +1,25 @@
+// bf16 <-> fp32 bit conversions shared by kernels, tests and benchmarks. A bf16 value is the top
+// 16 bits of an fp32, so widening is exact (zero-extend, shift left 16); narrowing rounds to
+// nearest even, as the checkpoint packer does.
+#ifndef CKW_KERNELS_COMMON_BF16_H_
+#define CKW_KERNELS_COMMON_BF16_H_
+
+#include <stdint.h>
+#include <string.h>
+
+static inline float ckw_bf16_to_f32(uint16_t h) {
+  const uint32_t u = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+// Round to nearest even; NaN stays a (quiet) NaN instead of rounding into infinity.
+static inline uint16_t ckw_f32_to_bf16(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x0040u);
+  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+#endif  // CKW_KERNELS_COMMON_BF16_H_

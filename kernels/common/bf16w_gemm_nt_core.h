@@ -1,0 +1,41 @@
+// Shared engine behind the bf16w_gemm_nt* kernels: y = epilogue(x W^T) with the weights W
+// [N, K] stored as bf16 (uint16_t bit patterns: the top half of an fp32, rounded to nearest even
+// by the packer), x [M, K] and y [M, N] (rows ldy apart, r too) fp32. Same arguments, epilogues
+// (CKW_GEMM_EPI_*) and paths as f32_gemm_nt_core.h.
+//
+// Numerics. scalar, avx2, avx512: W is widened exactly (bf16 -> fp32 is a shift), then the f32
+// engine's schedule runs unchanged (the template is shared), so every output has the bits of
+// ckw_f32_gemm_nt_core__<isa> on the widened weights, for every M: the same properties (M >
+// CKW_GEMM_ROWS_MAX: independent of M and tiling; M <= CKW_GEMM_ROWS_MAX: each row as if alone;
+// any column split gives the whole call's bits). M > CKW_GEMM_ROWS_MAX widens while packing the
+// W panel (costs what fp32 costs); M <= CKW_GEMM_ROWS_MAX streams the bf16 rows (half the
+// bytes of fp32).
+// avx512bf16: M > CKW_GEMM_ROWS_MAX is the avx512 path (same bits). M <= CKW_GEMM_ROWS_MAX uses
+// vdpbf16ps: x is rounded to bf16 too (nearest even), products are exact in fp32, pairs (k,
+// k + 1) are summed into 16 lane chains along K, then a fixed-order horizontal sum; bf16 and
+// fp32 denormals are read as 0 and results flushed (the instruction ignores MXCSR). That is a
+// looser contract (x's relative error up to 2^-8) stated in the maps' tolerance_c; a row still
+// gets the bits it gets alone and any column split gives the whole call's bits.
+#ifndef CKW_KERNELS_COMMON_BF16W_GEMM_NT_CORE_H_
+#define CKW_KERNELS_COMMON_BF16W_GEMM_NT_CORE_H_
+
+#include <stdint.h>
+
+#include "kernels/common/f32_gemm_nt_core.h"
+
+// The paths below, oldest first, as an X-macro for CKW_DISPATCH_ISAS (cpu.h) and tests.
+#define CKW_BF16W_GEMM_NT_CORE_ISAS(X, name) X(scalar, name) X(avx2, name) X(avx512, name) X(avx512bf16, name)
+
+void ckw_bf16w_gemm_nt_core__scalar(float* y, const float* x, const uint16_t* w, const float* b, const float* r,
+                                    int64_t M, int64_t N, int64_t K, int64_t ldy, int epi);
+void ckw_bf16w_gemm_nt_core__avx2(float* y, const float* x, const uint16_t* w, const float* b, const float* r,
+                                  int64_t M, int64_t N, int64_t K, int64_t ldy, int epi);
+void ckw_bf16w_gemm_nt_core__avx512(float* y, const float* x, const uint16_t* w, const float* b, const float* r,
+                                    int64_t M, int64_t N, int64_t K, int64_t ldy, int epi);
+void ckw_bf16w_gemm_nt_core__avx512bf16(float* y, const float* x, const uint16_t* w, const float* b, const float* r,
+                                        int64_t M, int64_t N, int64_t K, int64_t ldy, int epi);
+// Best available path for this CPU.
+void ckw_bf16w_gemm_nt_core(float* y, const float* x, const uint16_t* w, const float* b, const float* r, int64_t M,
+                            int64_t N, int64_t K, int64_t ldy, int epi);
+
+#endif  // CKW_KERNELS_COMMON_BF16W_GEMM_NT_CORE_H_
