@@ -162,6 +162,16 @@ def test_errors_are_one_line(capsys, jfk, args, message, status):
     assert len(lines) == 1 and message in lines[0], err
 
 
+def test_precision_bf16_loads_the_bf16_build(capsys, jfk):
+    rc, out, _ = run(capsys, f"--wav={jfk}", "--precision=bf16", "--output_format=json", "--output=-")
+    assert rc == 0
+    result = json.loads(out)
+    assert result["model"]["precision"] == "bf16" and result["model"]["variant"] == "tiny"
+    assert result["text"].replace(",", "").strip().startswith("And so my fellow Americans")
+    with open(runfiles.locate("ckw", "models/whisper/tiny_bf16_checkpoint/manifest.json")) as f:
+        assert result["model"]["manifest_sha256"] == json.load(f)["manifest_sha256"]
+
+
 @pytest.mark.parametrize("value", ["fp16", "BF16", ""])
 def test_a_bad_precision_is_one_usage_line_naming_the_flag(capsys, value):
     FLAGS.unparse_flags()

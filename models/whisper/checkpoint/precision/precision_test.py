@@ -4,6 +4,7 @@ named ones rounded), on a synthetic Whisper checkpoint and the real tiny manifes
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -69,7 +70,10 @@ def test_derived_checkpoint_verifies_and_rounds_only_what_the_policy_names(fp32_
     files.verify_weights()  # layout, 64-byte alignment, every sha256 and xxh64, the digest
     src, got = PackedCheckpoint(fp32_checkpoint), PackedCheckpoint(out)
     m = got.manifest
-    assert m["precision"] == "bf16" and m["derived_from"]["manifest_sha256"] == src.manifest_sha256
+    assert m["precision"] == "bf16" and m["derived_from"]["source_manifest_sha256"] == src.manifest_sha256
+    with open(os.path.join(out, "manifest.json")) as f:  # the generated create() reads the first such key
+        text = f.read()
+    assert re.search(r'"manifest_sha256":\s*"([0-9a-f]{64})"', text).group(1) == m["manifest_sha256"]
     assert files.config["manifest_sha256"] == m["manifest_sha256"] != src.manifest_sha256
     assert all(e["offset"] % 64 == 0 for e in m["tensors"])
     narrow = {e["name"] for e in m["tensors"] if e["dtype"] == "bf16"}
