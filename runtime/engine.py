@@ -4,7 +4,7 @@ Audio (any length, WAV or any container FFmpeg reads) -> frontend (log-mel in bl
 passes: runtime/audio_stream.py) -> 30 s windows -> encoder memory -> decoder (prefill, then
 one token per step) -> openai-whisper's transcribe() loop (runtime/longform.py) -> segments.
 
-    engine = Engine.from_runfiles("base")
+    engine = Engine.from_runfiles("base")                  # precision="bf16": bf16 weights
     segments, info = engine.transcribe("meeting.m4a", language=None)   # None: detect
     for s in segments:                                                 # decoded as consumed
         print(f"[{s.start:.2f} -> {s.end:.2f}] {s.text}")
@@ -39,6 +39,11 @@ def check_isa_cap() -> None:
     if value and value not in ISA_CAPS:
         raise EngineError(f"CKW_ISA={value!r} in the environment: use one of {', '.join(ISA_CAPS)}, or unset it "
                           "for the best path this CPU has")
+
+
+# fp32: the converted checkpoint (default, the parity build); bf16: weights derived from it by
+# models/whisper/precision_bf16.json, libraries ckw_<variant>_bf16_<part>.
+PRECISIONS = ("fp32", "bf16")
 
 
 class Frontend:
@@ -188,14 +193,17 @@ class Engine:
     the CPUs this process may use)."""
 
     def __init__(self, variant: str, frontend: str, encoder: str, decoder: str, checkpoint_dir: str,
-                 verify_weights: bool = False, threads: int | None = None):
+                 verify_weights: bool = False, threads: int | None = None, precision: str = "fp32"):
         if threads is not None and threads < 1:
             raise EngineError(f"threads={threads}: give at least 1 (or None for every CPU)")
         check_isa_cap()
+        if precision not in PRECISIONS:
+            raise EngineError(f"unknown precision {precision!r}; use {' or '.join(PRECISIONS)}")
         self.variant = variant
+        self.precision = precision
         self.handles = []
         self._lock = threading.RLock()  # reentrant: transcribe_long runs transcribe
-        ckpt = checkpoint_check.CheckpointFiles(checkpoint_dir, variant)
+        ckpt = checkpoint_check.CheckpointFiles(checkpoint_dir, variant, precision)
         self.config: Dict = ckpt.config
         self.manifest_sha256 = ckpt.manifest["manifest_sha256"]
         self.weights_sha256 = ckpt.manifest["weights_sha256"]
@@ -208,22 +216,36 @@ class Engine:
         try:
             self.frontend = Frontend(frontend)
             self.handles.append(self.frontend.handle)
-            self.encoder = Encoder(encoder, variant, ckpt.weights, threads)
+            symbols = variant if precision == "fp32" else f"{variant}_{precision}"  # ckw_<symbols>_<part>_*
+            self.encoder = Encoder(encoder, symbols, ckpt.weights, threads)
             self.handles.append(self.encoder.handle)
-            self.decoder = Decoder(decoder, variant, ckpt.weights, threads)
+            self.decoder = Decoder(decoder, symbols, ckpt.weights, threads)
             self.handles.append(self.decoder.handle)
         except abi.AbiError as e:
             self.close()
             raise EngineError(ckpt.create_refusal(e)) from e
 
     @classmethod
-    def from_runfiles(cls, variant: str, verify_weights: bool = False, threads: int | None = None) -> "Engine":
+    def from_runfiles(cls, variant: str, precision: str = "fp32", verify_weights: bool = False,
+                      threads: int | None = None) -> "Engine":
+        """The libraries and checkpoint of `variant` (tiny, base) at `precision` (fp32, bf16) from
+        the runfiles (//runtime:engine_data_<variant>[_bf16] in the target's data)."""
         if variant not in ("tiny", "base"):
             raise EngineError(f"unknown model {variant!r}; use tiny or base")
+        if precision not in PRECISIONS:
+            raise EngineError(f"unknown precision {precision!r}; use {' or '.join(PRECISIONS)}")
         lib = lambda name: runfiles.locate("ckw", f"models/whisper/libckw_{name}.so")  # noqa: E731
-        checkpoint = runfiles.locate(f"whisper_{variant}", "weights.bin").rsplit("/", 1)[0]
-        return cls(variant, lib("whisper_frontend"), lib(f"{variant}_encoder"), lib(f"{variant}_decoder"), checkpoint,
-                   verify_weights=verify_weights, threads=threads)
+        try:
+            if precision == "fp32":
+                name, weights = variant, runfiles.locate(f"whisper_{variant}", "weights.bin")
+            else:
+                name = f"{variant}_{precision}"
+                weights = runfiles.locate("ckw", f"models/whisper/{name}_checkpoint/weights.bin")
+            paths = lib("whisper_frontend"), lib(f"{name}_encoder"), lib(f"{name}_decoder")
+        except FileNotFoundError as e:  # a target without //runtime:engine_data_<variant>[_<precision>]
+            raise EngineError(f"{variant} {precision}: {e}") from e
+        return cls(variant, *paths, weights.rsplit("/", 1)[0], verify_weights=verify_weights, threads=threads,
+                   precision=precision)
 
     @property
     def closed(self) -> bool:
@@ -269,6 +291,7 @@ class Engine:
             "language": options.language if self.tokenizer.is_multilingual else "en",
             "model": {
                 "variant": self.variant,
+                "precision": self.precision,
                 "checkpoint_source": self.config.get("source", "unknown"),
                 # create() refused any weights whose manifest differs from the one baked into C.
                 "weights_sha256": self.weights_sha256,
@@ -286,6 +309,7 @@ class Engine:
     def model_info(self) -> Dict:
         return {
             "variant": self.variant,
+            "precision": self.precision,
             "checkpoint_source": self.config.get("source", "unknown"),
             # create() refused any weights whose manifest differs from the one baked into C.
             "weights_sha256": self.weights_sha256,

@@ -1,7 +1,7 @@
 """Transcribe a corpus on Ray: many files, one machine or a cluster, resumable.
 
     ./bazelw run //tools:transcribe_corpus -- --input DIR_OR_LIST --output_dir DIR \\
-        [--model tiny|base] [--output_format txt|json|srt|vtt|tsv] [--workers N] \\
+        [--model tiny|base] [--precision fp32|bf16] [--output_format txt|json|srt|vtt|tsv] [--workers N] \\
         [--threads_per_worker T] [--address HOST:PORT] [every decoding flag of //tools:transcribe]
 
 Without --address a local Ray instance sized to this machine is started (and stopped at the
@@ -20,7 +20,7 @@ import sys
 
 from absl import app, flags
 
-# The single-file CLI: its --model, --output_format and decoding flags are ours too.
+# The single-file CLI: its --model, --precision, --output_format and decoding flags are ours too.
 from runtime.transcription import options_from
 from tools import transcribe
 from tools.corpus import cluster, inputs, journal, progress, scheduler, worker
@@ -95,7 +95,8 @@ def run() -> int:
     ray = cluster.import_ray()  # before anything is written: a missing Ray is an install problem
     if address:
         cluster.check_reachable(ray, address)
-    batch = {"model": FLAGS.model, "output_format": FLAGS.output_format, "options": dataclasses.asdict(options)}
+    batch = {"model": FLAGS.model, "precision": FLAGS.precision, "output_format": FLAGS.output_format,
+             "options": dataclasses.asdict(options)}
     book = journal.Journal(output_dir, batch)
     try:
         finished = book.finished()
@@ -119,9 +120,10 @@ def run() -> int:
 def _run_on_ray(ray, todo, skipped, options, output_dir, book) -> int:
     workers = min(_worker_count(ray), len(todo))  # no engine loaded for nothing
     remote = ray.remote(worker.CorpusWorker).options(num_cpus=FLAGS.threads_per_worker, max_restarts=-1)
-    actors = [remote.remote(FLAGS.model, options, FLAGS.output_format) for _ in range(workers)]
+    actors = [remote.remote(FLAGS.model, options, FLAGS.output_format, FLAGS.precision) for _ in range(workers)]
     threads = FLAGS.threads_per_worker
-    shape = f"{workers} worker{'s' * (workers != 1)} x {threads} thread{'s' * (threads != 1)} ({FLAGS.model})"
+    shape = (f"{workers} worker{'s' * (workers != 1)} x {threads} thread{'s' * (threads != 1)} "
+             f"({FLAGS.model}, {FLAGS.precision})")
     nodes = sum(1 for n in ray.nodes() if n.get("Alive"))
     print(f"transcribe_corpus: {shape} on {nodes} Ray node{'s' * (nodes != 1)}", file=sys.stderr)
     meter = progress.Progress(len(todo), sum(f.size for f in todo))

@@ -170,6 +170,28 @@ def test_an_unknown_isa_cap_is_one_line_error(capsys, jfk, monkeypatch):
     assert len(lines) == 1 and "CKW_ISA='avx3'" in lines[0], err
 
 
+def test_precision_bf16_loads_the_bf16_build(capsys, jfk):
+    rc, out, _ = run(capsys, f"--wav={jfk}", "--precision=bf16", "--output_format=json", "--output=-")
+    assert rc == 0
+    result = json.loads(out)
+    assert result["model"]["precision"] == "bf16" and result["model"]["variant"] == "tiny"
+    assert result["text"].replace(",", "").strip().startswith("And so my fellow Americans")
+    with open(runfiles.locate("ckw", "models/whisper/tiny_bf16_checkpoint/manifest.json")) as f:
+        assert result["model"]["manifest_sha256"] == json.load(f)["manifest_sha256"]
+
+
+@pytest.mark.parametrize("value", ["fp16", "BF16", ""])
+def test_a_bad_precision_is_one_usage_line_naming_the_flag(capsys, value):
+    FLAGS.unparse_flags()
+    with pytest.raises(SystemExit) as e:
+        transcribe.parse_flags(["transcribe", f"--precision={value}"])
+    _, err = capsys.readouterr()
+    lines = error_lines(err)
+    assert e.value.code == 2 and len(lines) == 1 and len(err.splitlines()) == 1, err
+    assert "--precision" in lines[0] and "fp32" in lines[0] and "bf16" in lines[0], err
+    FLAGS.unparse_flags()
+
+
 def test_word_timestamps_in_json_and_word_timed_subtitles(capsys, jfk):
     rc, out, _ = run(capsys, f"--wav={jfk}", "--output_format=json", "--output=-", "--word_timestamps")
     assert rc == 0

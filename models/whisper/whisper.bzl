@@ -13,6 +13,17 @@ VARIANTS = {
     "base": "@whisper_base",
 }
 
+# Precision -> the policy that derives its checkpoint from the variant's fp32 one
+# (models/whisper/checkpoint/precision). fp32 is the converted checkpoint itself: the default and
+# the parity build. A precision's libraries are the same circuits compiled against its manifest
+# (the manifest's weight dtypes choose the kernels), named <variant>_<precision>_<part>.
+PRECISIONS = {
+    "bf16": "//models/whisper:precision_bf16.json",
+}
+
+# The files of a packed checkpoint (models/whisper/checkpoint/packed.py).
+CHECKPOINT_FILES = ["weights.bin", "manifest.json", "model_config.json", "tokenizer.json", "audit.json"]
+
 # Part -> its circuit and phases (the circuit's "phases", in order).
 PARTS = {
     "encoder": struct(circuit = "//circuits:audio_transformer_encoder.json", phases = ["run"]),
@@ -28,35 +39,84 @@ FRONTEND_CIRCUIT = "//circuits:whisper_audio_frontend.json"
 # The frontend's phases: a whole WAV file at once, and a stream's blocks (runtime/audio_stream.py).
 FRONTEND_PHASES = ["run", "wav_info", "wav_block", "resample_span", "resample_block", "mel_peak", "mel_block"]
 
-def whisper_model_library(name, variant, part, visibility = None):
-    """Generated C, cc_library and shared library for one Whisper variant and part.
-
-    Exported symbols are `ckw_<variant>_<part>_*`; see //tools/codegen:codegen.bzl for targets.
+def whisper_precision_checkpoint(name, variant, precision, visibility = None):
+    """`<name>/` holding a packed checkpoint (CHECKPOINT_FILES): `variant`'s fp32 checkpoint with
+    the tensors PRECISIONS[precision] names narrowed (a build action, not a repository).
 
     Args:
-      name: target name, conventionally `<variant>_<part>`.
+      name: target name, conventionally `<variant>_<precision>_checkpoint`.
+      variant: a key of VARIANTS.
+      precision: a key of PRECISIONS.
+      visibility: visibility of the checkpoint.
+    """
+    repo = VARIANTS[variant]
+    policy = PRECISIONS[precision]
+    native.genrule(
+        name = name,
+        srcs = [repo + "//:checkpoint", repo + "//:manifest.json", policy],
+        outs = ["%s/%s" % (name, f) for f in CHECKPOINT_FILES],
+        cmd = ("$(execpath //models/whisper/checkpoint/precision:derive) --quiet --policy $(location %s) " +
+               "--source $$(dirname $(location %s//:manifest.json)) --out $(RULEDIR)/%s") % (policy, repo, name),
+        tools = ["//models/whisper/checkpoint/precision:derive"],
+        message = "Deriving the %s %s checkpoint" % (variant, precision),
+        visibility = visibility,
+    )
+
+def whisper_model_library(name, variant, part, precision = "fp32", visibility = None):
+    """Generated C, cc_library and shared library for one Whisper variant, part and precision.
+
+    Exported symbols are `ckw_<variant>_<part>_*` (fp32) or `ckw_<variant>_<precision>_<part>_*`;
+    see //tools/codegen:codegen.bzl for targets.
+
+    Args:
+      name: target name, conventionally `<variant>_<part>` or `<variant>_<precision>_<part>`.
       variant: a key of VARIANTS.
       part: a key of PARTS.
+      precision: "fp32" (the converted checkpoint) or a key of PRECISIONS (its derived
+        checkpoint `:<variant>_<precision>_checkpoint`, see whisper_precision_checkpoint).
       visibility: visibility of the public targets.
     """
     repo = VARIANTS[variant]
+    manifest = repo + "//:manifest.json"
+    prefix_variant = variant
+    if precision != "fp32":
+        if precision not in PRECISIONS:
+            fail("whisper_model_library(%s): precision must be fp32 or one of %s, got %r" % (name, sorted(PRECISIONS), precision))
+        manifest = ":%s_%s_checkpoint/manifest.json" % (variant, precision)
+        prefix_variant = "%s_%s" % (variant, precision)
     ckw_model_library(
         name = name,
         circuit = PARTS[part].circuit,
         config = repo + "//:model_config.json",
-        manifest = repo + "//:manifest.json",
+        manifest = manifest,
         kernels = KERNELS,
-        variant = variant,
+        variant = prefix_variant,
         part = part,
         phases = PARTS[part].phases,
         visibility = visibility,
     )
 
 def whisper_model_libraries(visibility = None):
-    """Every variant x part: tiny_encoder, tiny_decoder, base_encoder, base_decoder."""
+    """Every variant x part: tiny_encoder, tiny_decoder, base_encoder, base_decoder; and per
+    precision its checkpoints (tiny_bf16_checkpoint, ...) and libraries (tiny_bf16_encoder, ...)."""
     for variant in sorted(VARIANTS):
         for part in sorted(PARTS):
             whisper_model_library(name = "%s_%s" % (variant, part), variant = variant, part = part, visibility = visibility)
+        for precision in sorted(PRECISIONS):
+            whisper_precision_checkpoint(
+                name = "%s_%s_checkpoint" % (variant, precision),
+                variant = variant,
+                precision = precision,
+                visibility = visibility,
+            )
+            for part in sorted(PARTS):
+                whisper_model_library(
+                    name = "%s_%s_%s" % (variant, precision, part),
+                    variant = variant,
+                    part = part,
+                    precision = precision,
+                    visibility = visibility,
+                )
 
 def whisper_frontend_library(name, config, visibility = None):
     """WAV bytes -> log-mel: the frontend circuit as `ckw_whisper_frontend_*` (no weights).

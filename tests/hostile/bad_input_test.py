@@ -68,6 +68,7 @@ import sys
 import numpy as np
 import pytest
 
+from tests.e2e.wer import edit_distance
 from tests.hostile import wav_builder as wb
 
 ROOT = os.environ["TEST_SRCDIR"]
@@ -207,12 +208,7 @@ def word_edits(a: str, b: str) -> int:
     """Levenshtein distance between the word sequences of a and b (case kept; punctuation, which
     beam search places by small margins, dropped)."""
     x, y = ([w.strip(".,;:!?") for w in t.split()] for t in (a, b))
-    row = list(range(len(y) + 1))
-    for i, wx in enumerate(x, 1):
-        prev, row[0] = row[0], i
-        for j, wy in enumerate(y, 1):
-            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (wx != wy))
-    return row[-1]
+    return edit_distance(x, y)
 
 
 def run_case(tmp_path, name, args, expected, jfk_text):

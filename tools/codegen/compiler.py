@@ -40,7 +40,8 @@ def compile_circuit(circuit_path: str, kernel_map_paths: list[str], config_path:
     manifest = load.load_manifest(manifest_path) if manifest_path else None
 
     g = trace.graph = graph_pass.build(circuit, config)
-    selection = trace.selection = selection_pass.select(g, kernel_maps)
+    dtypes = load.weight_dtypes(manifest) if manifest else None
+    selection = trace.selection = selection_pass.select(g, kernel_maps, dtypes)
     regions = plan.state_regions(g)
     prefix = f"ckw_{variant}_{g.part}"
     weights = lower.Weights(manifest.data if manifest else None, manifest.path if manifest else "")

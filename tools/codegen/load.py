@@ -185,6 +185,17 @@ def load_config(path: str) -> Document:
     return doc
 
 
+# Manifest dtype spellings -> the dtype names kernel-map ports use. Packed checkpoints write the
+# port spelling (models/whisper/checkpoint/packed.py); the others are numpy's and safetensors'.
+MANIFEST_DTYPES = {"f32": "f32", "float32": "f32", "F32": "f32", "<f4": "f32",
+                   "bf16": "bf16", "bfloat16": "bf16", "BF16": "bf16"}
+
+
+def weight_dtypes(doc: Document) -> Dict[str, str]:
+    """Tensor name -> its dtype in kernel-map spelling (what selection matches weight ports on)."""
+    return {t["name"]: MANIFEST_DTYPES[t["dtype"]] for t in doc.data["tensors"]}
+
+
 def load_manifest(path: str) -> Document:
     doc = Document(path, _read_json(path))
     data = doc.data
@@ -196,4 +207,7 @@ def load_manifest(path: str) -> Document:
         for key in ("name", "dtype", "shape", "offset", "nbytes"):
             if key not in t:
                 raise CompileError(f"{path}: /tensors/{i}: expected property '{key}'")
+        if t["dtype"] not in MANIFEST_DTYPES:
+            raise CompileError(f"{path}: /tensors/{i}/dtype: tensor {t['name']} has dtype {t['dtype']!r}; the "
+                               f"compiler knows {', '.join(sorted(MANIFEST_DTYPES))}")
     return doc

@@ -9,11 +9,12 @@ from tools.codegen import expr, kernel_attrs, parallel
 from tools.codegen.errors import CompileError
 from tools.codegen.graph import Graph
 from tools.codegen.layouts import Node, PhaseGraph
+from tools.codegen.load import MANIFEST_DTYPES
 from tools.codegen.plan import PhasePlan, StateRegion, align as plan_align, scratch_exprs, tensor_bytes
 from tools.codegen.shapes import query_dims, shape_of
 
-C_TYPES = {"f32": "float", "i64": "int64_t", "i32": "int32_t", "i16": "int16_t", "u8": "uint8_t"}
-_MANIFEST_DTYPES = {"f32": "f32", "float32": "f32", "F32": "f32", "<f4": "f32"}
+# bf16 travels as its bit pattern (the upper half of an IEEE float32): C has no portable bf16 type.
+C_TYPES = {"f32": "float", "bf16": "uint16_t", "i64": "int64_t", "i32": "int32_t", "i16": "int16_t", "u8": "uint8_t"}
 
 
 class Weights:
@@ -36,7 +37,7 @@ class Weights:
         return [{"name": t["name"], "offset": int(t["offset"]), "nbytes": int(t["nbytes"]), "xxh64": t["xxh64"]}
                 for t in sorted(self.used.values(), key=lambda t: t["offset"])]
 
-    def resolve(self, weight, env, where: str) -> int:
+    def resolve(self, weight, env, where: str, port_dtype: str) -> int:
         if not self.path:
             raise CompileError(f"{where}: weight {weight.tensor} needs a manifest (--manifest) to resolve its offset")
         t = self.tensors.get(weight.tensor)
@@ -45,8 +46,13 @@ class Weights:
         want = [expr.c_text(d) for d in shape_of(weight.shape, env, where)]
         if [str(d) for d in t["shape"]] != want:
             raise CompileError(f"{where}: weight {weight.tensor} has shape {t['shape']} in {self.path}, the circuit says {want}")
-        if _MANIFEST_DTYPES.get(t["dtype"]) != "f32":
-            raise CompileError(f"{where}: weight {weight.tensor} has dtype {t['dtype']}; the kernels read f32")
+        if MANIFEST_DTYPES.get(t["dtype"]) != port_dtype:
+            raise CompileError(f"{where}: weight {weight.tensor} has dtype {t['dtype']} in {self.path}, but the port "
+                               f"reads {port_dtype}: a weight's dtype must equal the port's dtype")
+        want_bytes = tensor_bytes(port_dtype, shape_of(weight.shape, env, where))
+        if want_bytes is not None and int(t["nbytes"]) != want_bytes:
+            raise CompileError(f"{where}: weight {weight.tensor} has nbytes {t['nbytes']} in {self.path}, but "
+                               f"{want} {port_dtype} is {want_bytes} bytes")
         if t["offset"] % 64:
             raise CompileError(f"{where}: weight {weight.tensor} offset {t['offset']} is not 64-byte aligned")
         xxh64 = t.get("xxh64")
@@ -112,7 +118,7 @@ class _Lowerer:
                 if what not in ports:
                     raise CompileError(f"{where}: /abi {a['arg']}: bind to unknown port '{what}'")
                 if what in node.weights:
-                    off = self.weights.resolve(node.weights[what], self.env, where)
+                    off = self.weights.resolve(node.weights[what], self.env, where, ports[what]["dtype"])
                     c, note = f"({ctype})(weights + {off})", f"weight {node.weights[what].tensor}"
                 elif what in node.inputs or what in node.outputs:
                     c, note = self.pointer(node.inputs.get(what) or node.outputs[what], ctype)

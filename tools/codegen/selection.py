@@ -1,5 +1,9 @@
 """Pass 3: exactly one kernel map provides each op in each phase it runs in.
 
+A map is a candidate when it provides the op's kind, runs in the phase and every port the op binds
+a checkpoint tensor to has the tensor's dtype in the manifest (an f32 weight selects an f32
+kernel, a bf16 weight a bf16 one): one circuit compiles against any precision of checkpoint.
+
 Also checks the op's slots against the provider's ports: every required input and weight
 port is wired, and the op wires no port the kernel does not have; and an op's `contract`, if it
 states `kind` or `tolerance_c`, must agree with the provider's (the kernel map is the one place a
@@ -31,14 +35,31 @@ def _runs_in(doc: Document, phase: str) -> bool:
     return "any" in phases or phase in phases
 
 
-def rejection(op: Op, phase: str, doc: Document) -> Optional[str]:
-    """Why `doc` cannot run `op` in `phase`, or None when it is a candidate."""
+def rejection(op: Op, phase: str, doc: Document, dtypes: Optional[Dict[str, str]] = None) -> Optional[str]:
+    """Why `doc` cannot run `op` in `phase`, or None when it is a candidate. `dtypes`: the
+    manifest's tensor dtypes (None without a manifest: weights then choose nothing)."""
     provides = doc.data["provides"]
     if provides != op.kind:
         return f"provides '{provides}', not '{op.kind}'"
     if not _runs_in(doc, phase):
         return f"runs in phase(s) {', '.join(doc.data['phases'])}, not '{phase}'"
+    for port, w in sorted(op.weights.items()):
+        spec = doc.data["ports"].get(port)
+        have = (dtypes or {}).get(w.tensor)
+        if spec is not None and have is not None and spec["dtype"] != have:
+            return f"port '{port}' reads {spec['dtype']}, but weight {w.tensor} is {have}"
     return None
+
+
+def _weights_note(op: Op, dtypes: Optional[Dict[str, str]]) -> str:
+    """` for weights w=T (bf16), ...` when the op binds weights: they take part in the choice."""
+    if not op.weights:
+        return ""
+    if dtypes is None:
+        return " (no manifest, so the weights' dtypes cannot choose; pass --manifest)"
+    bound = ", ".join(f"{p}={w.tensor} ({dtypes.get(w.tensor, 'not in the manifest')})"
+                      for p, w in sorted(op.weights.items()))
+    return f" for weights {bound}"
 
 
 def _record(candidates: List[Candidate]) -> List[dict]:
@@ -75,20 +96,26 @@ def _check_contract(op: Op, doc: Document) -> None:
                                f"is the source of truth; drop {key} from the circuit or make the two agree")
 
 
-def select(graph: Graph, kernel_maps: List[Document]) -> Selection:
+def select(graph: Graph, kernel_maps: List[Document], dtypes: Optional[Dict[str, str]] = None) -> Selection:
+    """`dtypes`: tensor name -> dtype from the manifest (load.weight_dtypes), None without one."""
     providers, considered = {}, {}
     for op in graph.ops:
         for phase in op.phases:
-            verdicts = [(d, rejection(op, phase, d)) for d in kernel_maps]
+            verdicts = [(d, rejection(op, phase, d, dtypes)) for d in kernel_maps]
             candidates = [d for d, why in verdicts if why is None]
             context = dict(op=op.name, phase=phase, candidates=_record(verdicts))
+            note = _weights_note(op, dtypes)
             if not candidates:
-                raise CompileError(f"{op.where}: no provider: no kernel map provides kind '{op.kind}' in phase '{phase}'",
-                                   **context)
+                # The maps of this kind a weight dtype turned away, with why: what to add or fix.
+                near = [f"{d.data['kernel']} ({d.path}: {why})" for d, why in verdicts
+                        if why and why.startswith("port '")]
+                rejected = f": rejected {', '.join(near)}" if near else ""
+                raise CompileError(f"{op.where}: no provider: no kernel map provides kind '{op.kind}' in phase "
+                                   f"'{phase}'{note}{rejected}", **context)
             if len(candidates) > 1:
                 names = ", ".join(f"{d.data['kernel']} ({d.path})" for d in candidates)
-                raise CompileError(f"{op.where}: two or more providers for kind '{op.kind}' in phase '{phase}': {names}",
-                                   **context)
+                raise CompileError(f"{op.where}: two or more providers for kind '{op.kind}' in phase '{phase}'"
+                                   f"{note}: {names}", **context)
             try:
                 _check_slots(op, candidates[0])
                 _check_contract(op, candidates[0])

@@ -19,9 +19,9 @@ from tools import transcribe
 
 
 class CorpusWorker:
-    def __init__(self, model: str, options: TranscribeOptions, output_format: str):
+    def __init__(self, model: str, options: TranscribeOptions, output_format: str, precision: str = "fp32"):
         # The engine's thread count comes from CKW_NUM_THREADS in the actor's runtime_env.
-        self.engine = Engine.from_runfiles(model)
+        self.engine = Engine.from_runfiles(model, precision=precision)
         # Options the checkpoint cannot honour (--language=de on tiny.en) stop the batch here, once.
         self.engine.tokenizer.sot_sequence(options.language, options.task)
         self.options = options

@@ -9,11 +9,13 @@ so memory stays near the largest single tensor (the token embedding).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
 import tempfile
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 import xxhash
@@ -21,12 +23,21 @@ import xxhash
 from models.whisper.checkpoint import model_config
 from models.whisper.checkpoint.canonical import Conversion
 from models.whisper.checkpoint.errors import CheckpointError
-from models.whisper.checkpoint.packed import ALIGNMENT, DIGEST_RULE, DTYPE, FORMAT, tensors_digest
+from models.whisper.checkpoint.packed import (
+    ALIGNMENT,
+    DIGEST_RULE,
+    DTYPE,
+    DTYPE_STORAGE,
+    FORMAT,
+    tensors_digest,
+)
 
 AUDIT_FORMAT = "ckw-whisper-audit-v1"
+# manifest.json last: a reader never pairs a new manifest with old weights.
+_PUBLISH_ORDER = ("weights.bin", "model_config.json", "tokenizer.json", "audit.json", "manifest.json")
 
 
-def _dump(path: str, doc: dict) -> None:
+def dump(path: str, doc: dict) -> None:
     with open(path, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=2, sort_keys=True, ensure_ascii=True)
         f.write("\n")
@@ -55,33 +66,16 @@ def write_packed(
     tokenizer = model_config.load_tokenizer(tokenizer_path)
     config, notes = model_config.build(variant, source, conversion, tokenizer, tokenizer_path)
 
-    os.makedirs(out_dir, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix=".ckw-pack-", dir=out_dir)
-    try:
-        entries, nbytes, weights_sha = _write_weights(conversion, os.path.join(tmp, "weights.bin"))
-        digest = tensors_digest(entries)
-        manifest = {
-            "format": FORMAT,
-            "variant": variant,
-            "alignment": ALIGNMENT,
-            "byte_order": "little",
-            "weights_file": "weights.bin",
-            "weights_nbytes": nbytes,
-            "weights_sha256": weights_sha,
-            "tensors": entries,
-            "manifest_sha256": digest,
-            "manifest_sha256_covers": DIGEST_RULE,
-        }
+    with staged(out_dir) as tmp:
+        entries, nbytes, weights_sha = write_weights(_float32(conversion), os.path.join(tmp, "weights.bin"))
+        manifest = manifest_for(entries, nbytes, weights_sha, variant)
+        digest = manifest["manifest_sha256"]
         config["manifest_sha256"] = digest
         audit = _audit(conversion, variant, source, source_files, notes, digest, len(entries))
-        _dump(os.path.join(tmp, "manifest.json"), manifest)
-        _dump(os.path.join(tmp, "model_config.json"), config)
-        _dump(os.path.join(tmp, "audit.json"), audit)
+        dump(os.path.join(tmp, "manifest.json"), manifest)
+        dump(os.path.join(tmp, "model_config.json"), config)
+        dump(os.path.join(tmp, "audit.json"), audit)
         shutil.copyfile(tokenizer_path, os.path.join(tmp, "tokenizer.json"))
-        for name in ("weights.bin", "model_config.json", "tokenizer.json", "audit.json", "manifest.json"):
-            os.replace(os.path.join(tmp, name), os.path.join(out_dir, name))
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     return {
         "tensors": len(entries),
         "weights_nbytes": nbytes,
@@ -92,18 +86,62 @@ def write_packed(
     }
 
 
-def _write_weights(conversion: Conversion, path: str) -> tuple[list[dict], int, str]:
+@contextlib.contextmanager
+def staged(out_dir: str):
+    """A fresh temporary directory in `out_dir` to write a checkpoint's five files into; when the
+    block ends they are renamed into place, manifest.json last; on failure nothing is renamed and
+    the temporary directory is removed."""
+    os.makedirs(out_dir, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=".ckw-pack-", dir=out_dir)
+    try:
+        yield tmp
+        for name in _PUBLISH_ORDER:
+            os.replace(os.path.join(tmp, name), os.path.join(out_dir, name))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def manifest_for(entries: list[dict], nbytes: int, weights_sha: str, variant: str, **extra) -> dict:
+    """manifest.json for tensors `entries` (write_weights) in a weights file of `nbytes` bytes."""
+    return {
+        "format": FORMAT,
+        "variant": variant,
+        "alignment": ALIGNMENT,
+        "byte_order": "little",
+        "weights_file": "weights.bin",
+        "weights_nbytes": nbytes,
+        "weights_sha256": weights_sha,
+        "tensors": entries,
+        "manifest_sha256": tensors_digest(entries),
+        "manifest_sha256_covers": DIGEST_RULE,
+        **extra,
+    }
+
+
+def _float32(conversion: Conversion) -> Iterator[tuple[str, str, np.ndarray]]:
+    """(name, "f32", data) of every converted tensor, loaded one at a time and checked."""
+    for t in conversion.tensors:
+        arr = t.load()
+        if arr.dtype != np.dtype("<f4") or tuple(arr.shape) != tuple(t.shape):
+            raise CheckpointError(
+                f"{t.origin}: tensor '{t.name}' loaded as {arr.dtype} {list(arr.shape)}, "
+                f"expected float32 {list(t.shape)}"
+            )
+        yield t.name, DTYPE, arr
+
+
+def write_weights(tensors: Iterable[tuple[str, str, np.ndarray]], path: str) -> tuple[list[dict], int, str]:
+    """Writes (name, manifest dtype, data) tensors to `path`, each at a multiple of ALIGNMENT with
+    zero padding between; returns the manifest entries, the file size and its sha256. `data` is
+    little-endian in the dtype's storage (DTYPE_STORAGE: bf16 as its uint16 bit patterns)."""
     entries = []
     whole = hashlib.sha256()
     offset = 0
     with open(path, "wb") as f:
-        for t in conversion.tensors:
-            arr = t.load()
-            if arr.dtype != np.dtype("<f4") or tuple(arr.shape) != tuple(t.shape):
-                raise CheckpointError(
-                    f"{t.origin}: tensor '{t.name}' loaded as {arr.dtype} {list(arr.shape)}, "
-                    f"expected float32 {list(t.shape)}"
-                )
+        for name, dtype, arr in tensors:
+            if arr.dtype != np.dtype(DTYPE_STORAGE[dtype]):
+                raise CheckpointError(f"{path}: tensor '{name}' is {arr.dtype}, but {dtype} is stored as "
+                                      f"{DTYPE_STORAGE[dtype]}")
             pad = -offset % ALIGNMENT
             if pad:
                 f.write(b"\0" * pad)
@@ -114,9 +152,9 @@ def _write_weights(conversion: Conversion, path: str) -> tuple[list[dict], int, 
             whole.update(data)
             entries.append(
                 {
-                    "name": t.name,
-                    "dtype": DTYPE,
-                    "shape": list(t.shape),
+                    "name": name,
+                    "dtype": dtype,
+                    "shape": list(arr.shape),
                     "offset": offset,
                     "nbytes": len(data),
                     "sha256": hashlib.sha256(data).hexdigest(),

@@ -2,8 +2,11 @@
 
 A packed checkpoint directory (what `@whisper_<variant>` exposes) holds:
 
-  weights.bin        every tensor as little-endian float32, row-major, each starting at a
-                     multiple of 64 bytes (zero padding between tensors, none at the end);
+  weights.bin        every tensor little-endian in its manifest dtype (f32: float32; bf16: the
+                     upper 16 bits of a float32, rounded to nearest even), row-major, each
+                     starting at a multiple of 64 bytes (zero padding between tensors, none at the
+                     end); a converted checkpoint is all f32, a derived one (precision/derive.py)
+                     has some bf16 tensors and states its "precision";
   manifest.json      {"format", "variant", "alignment", "byte_order", "weights_file",
                       "weights_nbytes", "weights_sha256",
                       "tensors": [{"name", "dtype", "shape", "offset", "nbytes", "sha256", "xxh64"}, ...],
@@ -41,7 +44,9 @@ from models.whisper.checkpoint.errors import CheckpointError
 
 FORMAT = "ckw-whisper-weights-v1"
 ALIGNMENT = 64
-DTYPE = "f32"
+DTYPE = "f32"  # what a conversion writes
+# Manifest dtype -> how its elements are stored (numpy dtype); bf16 as its bit pattern.
+DTYPE_STORAGE = {"f32": "<f4", "bf16": "<u2"}
 DIGEST_RULE = (
     "sha256 of the UTF-8 bytes of json.dumps(manifest['tensors'], sort_keys=True, "
     "separators=(',', ':'), ensure_ascii=True)"
@@ -101,11 +106,13 @@ class PackedCheckpoint:
         return memoryview(self._weights[e["offset"] : e["offset"] + e["nbytes"]])
 
     def tensor(self, name: str) -> np.ndarray:
-        """Read-only float32 view of one tensor (no copy)."""
+        """One tensor as float32: a read-only view of an f32 tensor (no copy), a bf16 one widened."""
         if name not in self.entries:
             raise CheckpointError(f"{self._path('manifest.json')}: no tensor '{name}'")
         e = self.entries[name]
-        flat = self._weights[e["offset"] : e["offset"] + e["nbytes"]].view("<f4")
+        flat = self._weights[e["offset"] : e["offset"] + e["nbytes"]].view(DTYPE_STORAGE[e["dtype"]])
+        if e["dtype"] == "bf16":
+            flat = (flat.astype(np.uint32) << 16).view(np.float32)
         return flat.reshape(e["shape"])
 
     def verify(self) -> None:
@@ -116,11 +123,12 @@ class PackedCheckpoint:
             raise CheckpointError(f"{where}: manifest_sha256 does not match its tensor list; the manifest was edited")
         end = 0
         for e in tensors:
-            if e["dtype"] != DTYPE or e["offset"] % ALIGNMENT or e["offset"] < end:
+            if e["dtype"] not in DTYPE_STORAGE or e["offset"] % ALIGNMENT or e["offset"] < end:
                 raise CheckpointError(
                     f"{where}: tensor '{e['name']}' is misplaced (offset {e['offset']}, dtype {e['dtype']})"
                 )
-            if int(np.prod(e["shape"], dtype=np.int64)) * 4 != e["nbytes"]:
+            size = np.dtype(DTYPE_STORAGE[e["dtype"]]).itemsize
+            if int(np.prod(e["shape"], dtype=np.int64)) * size != e["nbytes"]:
                 raise CheckpointError(f"{where}: tensor '{e['name']}' nbytes does not match its shape")
             if np.any(self._weights[end : e["offset"]]):
                 raise CheckpointError(f"{where}: non-zero padding before tensor '{e['name']}'")

@@ -1,0 +1,70 @@
+"""A precision policy: which tensors of a packed fp32 checkpoint are stored narrower, by name.
+
+    {"format": "ckw-precision-policy-v1", "precision": "bf16", "doc": "...",
+     "dtypes": {"bf16": ["model.encoder.layers.*.fc1.weight", ...]}}
+
+Patterns are fnmatch globs over tensor names (`*` also crosses dots); a tensor no pattern names
+stays f32. Every pattern must name at least one tensor, so a renamed tensor cannot silently
+leave the policy without effect, and no tensor may be named under two dtypes.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from dataclasses import dataclass
+
+from models.whisper.checkpoint.errors import CheckpointError
+from models.whisper.checkpoint.packed import DTYPE_STORAGE
+
+FORMAT = "ckw-precision-policy-v1"
+
+
+@dataclass(frozen=True)
+class Policy:
+    path: str
+    precision: str  # the variant's name, e.g. "bf16"
+    dtypes: dict[str, list[str]]  # dtype -> patterns
+
+
+def load(path: str) -> Policy:
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError) as e:
+        raise CheckpointError(f"{path}: not a readable precision policy ({e})") from e
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise CheckpointError(f"{path}: /format: expected {FORMAT!r}")
+    unknown = sorted(set(data) - {"format", "precision", "doc", "dtypes"})
+    if unknown:
+        raise CheckpointError(f"{path}: /{unknown[0]}: unknown key; a policy has format, precision, doc and dtypes")
+    if not isinstance(data.get("precision"), str) or not data["precision"].isidentifier():
+        raise CheckpointError(f"{path}: /precision: expected a name such as \"bf16\"")
+    dtypes = data.get("dtypes")
+    if not isinstance(dtypes, dict) or not dtypes:
+        raise CheckpointError(f"{path}: /dtypes: expected {{dtype: [name patterns]}}")
+    for dtype, patterns in dtypes.items():
+        if dtype not in DTYPE_STORAGE or dtype == "f32":
+            raise CheckpointError(f"{path}: /dtypes/{dtype}: not a narrower dtype the checkpoint format stores "
+                                  f"(known: {', '.join(d for d in DTYPE_STORAGE if d != 'f32')})")
+        if not isinstance(patterns, list) or not patterns or not all(isinstance(p, str) and p for p in patterns):
+            raise CheckpointError(f"{path}: /dtypes/{dtype}: expected a non-empty list of name patterns")
+    return Policy(path, data["precision"], dtypes)
+
+
+def assign(policy: Policy, names: list[str], source: str) -> dict[str, str]:
+    """name -> dtype for every tensor of `names` (of checkpoint `source`, for messages)."""
+    result = dict.fromkeys(names, "f32")
+    claimed: dict[str, str] = {}
+    for dtype, patterns in sorted(policy.dtypes.items()):
+        for i, pattern in enumerate(patterns):
+            matched = fnmatch.filter(names, pattern)
+            if not matched:
+                raise CheckpointError(f"{policy.path}: /dtypes/{dtype}/{i}: pattern {pattern!r} matches no tensor "
+                                      f"of {source}; fix or remove it")
+            for name in matched:
+                if claimed.get(name, dtype) != dtype:
+                    raise CheckpointError(f"{policy.path}: /dtypes/{dtype}/{i}: tensor {name} is also named under "
+                                          f"{claimed[name]}")
+                claimed[name] = result[name] = dtype
+    return result
