@@ -31,6 +31,7 @@ from absl import app, flags
 
 from models.whisper.checkpoint.packed import runfiles_checkpoint_dir
 from runtime import runfiles
+from runtime.engine import PRECISIONS
 from tools.bench import clips, report, sgemm
 from tools.bench.ckw_peer import CkwPeer
 from tools.bench.faster_whisper_peer import FasterWhisperPeer, ctranslate2_model_dir
@@ -53,6 +54,8 @@ flags.DEFINE_enum("ggml_type", "f16", ["f16", "f32"], "Weight type of the ggml f
 flags.DEFINE_integer("beam_size", 5, "Also a row with beam search on the clip: ckw with this many beams (all in one "
                      "decoder call per step), ckw greedy, faster-whisper with beam_size this; 0 or 1: no beam row.",
                      lower_bound=0)
+flags.DEFINE_list("precisions", ["fp32", "bf16"], "Builds of ckw to time: fp32 (every row) and bf16 (one more "
+                  "row on the clip, greedy: ckw-bf16 against the peers and ckw fp32).")
 flags.DEFINE_integer("pause_ms", 300, "Idle time before each run, so the previous engine's spinning worker threads "
                      "(OpenMP, OpenBLAS) are asleep when the next starts.", lower_bound=0)
 flags.DEFINE_string("from_json", None, "Measure nothing: print the table of an earlier --json file (a stopped run's "
@@ -75,11 +78,13 @@ def ggml_model_file(variant: str, scratch: str, ftype: str) -> tuple:
     return out, convert(runfiles_checkpoint_dir(variant), out, ftype)
 
 
-def load_engines(variant: str, scratch: str, threads: int, peers, ggml_type: str, beam_size: Optional[int] = None):
+def load_engines(variant: str, scratch: str, threads: int, peers, ggml_type: str, beam_size: Optional[int] = None,
+                 precision: str = "fp32"):
     """ckw first, then the peers asked for; the ggml conversion's summary (or None). With beam_size:
-    ckw with that many beams, ckw greedy (the cost of the beams) and faster-whisper with that many."""
-    engines, ggml = [CkwPeer(variant, threads, beam_size)], None
-    if beam_size:
+    ckw with that many beams, ckw greedy (the cost of the beams) and faster-whisper with that many.
+    With precision bf16: ckw's bf16 build first, then ckw fp32 beside the peers."""
+    engines, ggml = [CkwPeer(variant, threads, beam_size, precision)], None
+    if beam_size or precision != "fp32":
         engines.append(CkwPeer(variant, threads))
     for peer in peers:
         if peer in ("fw-fp32", "fw-int8"):
@@ -121,7 +126,7 @@ def interleaved(engines, clip, runs: int, probe=None, pause_s: float = 0.3, warm
 
 
 def measure_row(variant: str, clip, engines, config, runs: int, threads: int, pause_s: float, on_round=None,
-                beam_size: Optional[int] = None):
+                beam_size: Optional[int] = None, precision: str = "fp32"):
     """One table: every engine on `clip`, interleaved, with the sgemm probe at the encoder's MLP shape;
     on_round(row so far) after every timed round."""
     d = config["n_audio_state"]
@@ -131,7 +136,7 @@ def measure_row(variant: str, clip, engines, config, runs: int, threads: int, pa
     warmup = clips.head(clip, 60.0) if clip.long_form else None
 
     def build(samples, gflops):
-        return build_row(variant, clip, engines, config, probe, runs, samples, gflops, beam_size)
+        return build_row(variant, clip, engines, config, probe, runs, samples, gflops, beam_size, precision)
 
     def progress(samples, gflops):
         on_round(build(samples, gflops))
@@ -139,7 +144,9 @@ def measure_row(variant: str, clip, engines, config, runs: int, threads: int, pa
     return build(*interleaved(engines, clip, runs, probe, pause_s, warmup, progress if on_round else None))
 
 
-def _mode(clip, beam_size: Optional[int]) -> str:
+def _mode(clip, beam_size: Optional[int], precision: str = "fp32") -> str:
+    if precision != "fp32":
+        return f"one 30 s window, greedy, no timestamps, {precision} weights"
     if clip.long_form:
         return "long-form, default options, greedy"
     if beam_size:
@@ -148,7 +155,7 @@ def _mode(clip, beam_size: Optional[int]) -> str:
 
 
 def build_row(variant: str, clip, engines, config, probe, runs_planned: int, samples, gflops,
-              beam_size: Optional[int] = None):
+              beam_size: Optional[int] = None, precision: str = "fp32"):
     """The row's medians, ratios and GFLOPS from the timed runs so far."""
     summaries = {label: report.summarise(runs_) for label, runs_ in samples.items()}
     flop = sgemm.encoder_flops(config)
@@ -160,7 +167,8 @@ def build_row(variant: str, clip, engines, config, probe, runs_planned: int, sam
         "model": variant,
         "clip": clip.name,
         "seconds": clip.seconds,
-        "mode": _mode(clip, beam_size),
+        "mode": _mode(clip, beam_size, precision),
+        "precision": precision,
         "long_form": clip.long_form,
         "beam_size": beam_size,
         "runs": len(gflops),
@@ -216,21 +224,28 @@ def main(argv):
     unknown = [p for p in FLAGS.peers if p not in PEERS]
     if unknown:
         raise app.UsageError(f"--peers: unknown {', '.join(unknown)}; choose from {', '.join(PEERS)}")
+    bad = [p for p in FLAGS.precisions if p not in PRECISIONS]
+    if bad or "fp32" not in FLAGS.precisions:
+        raise app.UsageError(f"--precisions: {', '.join(bad) or 'no fp32'}; list fp32 and optionally bf16 (fp32 is "
+                             "every row's reference)")
     machine = sgemm.cpu_info()
     load_start = _loadavg()
     short = clips.from_file(_user_path(FLAGS.wav) if FLAGS.wav else runfiles.locate("test_audio", "jfk.wav"))
-    # (clip, beam size) per row: greedy and beams on the clip, then long-form (greedy on every engine).
-    rows_plan = [(short, None)] + ([(short, FLAGS.beam_size)] if FLAGS.beam_size > 1 else [])
-    rows_plan += [(clips.librispeech_joined(60 * FLAGS.long_minutes), None)] if FLAGS.long_minutes else []
+    # (clip, beam size, precision) per row: greedy, each other build and beams on the clip, then long-form
+    # (greedy on every engine).
+    rows_plan = [(short, None, "fp32")] + [(short, None, p) for p in FLAGS.precisions if p != "fp32"]
+    rows_plan += [(short, FLAGS.beam_size, "fp32")] if FLAGS.beam_size > 1 else []
+    rows_plan += [(clips.librispeech_joined(60 * FLAGS.long_minutes), None, "fp32")] if FLAGS.long_minutes else []
     result = {"machine": machine, "ckw_isa": sgemm.ckw_isa(machine["flags"], os.environ.get("CKW_ISA")),
               "isa_env": ISA_ENV.get(FLAGS.isa, {}), "threads": FLAGS.threads,
               "runs": FLAGS.runs, "ggml_type": FLAGS.ggml_type, "blas": sgemm.blas_info(), "ggml": {}, "rows": [],
               "loadavg": {"start": load_start, "per_round": LOAD_SEEN}}
     with tempfile.TemporaryDirectory() as scratch:
         # Every model's clip row first, then the long-form rows: the short rows are done early.
-        for clip, beam_size in rows_plan:
+        for clip, beam_size, precision in rows_plan:
             for variant in FLAGS.models:
-                engines, ggml = load_engines(variant, scratch, FLAGS.threads, FLAGS.peers, FLAGS.ggml_type, beam_size)
+                engines, ggml = load_engines(variant, scratch, FLAGS.threads, FLAGS.peers, FLAGS.ggml_type, beam_size,
+                                             precision)
                 result["ggml"][variant] = ggml or result["ggml"].get(variant)
                 config = engines[0].engine.config
 
@@ -240,7 +255,7 @@ def main(argv):
 
                 try:
                     row = measure_row(variant, clip, engines, config, FLAGS.runs, FLAGS.threads,
-                                      FLAGS.pause_ms / 1000, partial, beam_size)
+                                      FLAGS.pause_ms / 1000, partial, beam_size, precision)
                 finally:
                     for engine in engines:
                         engine.close()

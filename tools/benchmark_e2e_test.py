@@ -26,9 +26,15 @@ def run(tmp_path_factory):
 
 def test_rows_engines_and_stages(run):
     _, report = run
-    assert [(r["model"], r["long_form"], r["beam_size"]) for r in report["rows"]] == [
-        ("tiny", False, None), ("tiny", False, 5), ("tiny", True, None)]
-    greedy, beams, long_form = report["rows"]
+    assert [(r["model"], r["long_form"], r["beam_size"], r["precision"]) for r in report["rows"]] == [
+        ("tiny", False, None, "fp32"), ("tiny", False, None, "bf16"), ("tiny", False, 5, "fp32"),
+        ("tiny", True, None, "fp32")]
+    greedy, bf16, beams, long_form = report["rows"]
+    # The bf16 build against the peers and the fp32 build, on the same clip.
+    assert list(bf16["engines"]) == ["ckw-bf16", "ckw", "fw-fp32", "fw-int8", "whisper.cpp-f16"]
+    assert set(bf16["ratios"]) == {"ckw", "fw-fp32", "fw-int8", "whisper.cpp-f16"}
+    assert all(bf16["engines"]["ckw-bf16"]["median_ms"][s] is not None for s in STAGES)
+    assert bf16["engines"]["ckw"]["text"] == greedy["engines"]["ckw"]["text"]
     assert list(beams["engines"]) == ["ckw-b5", "ckw", "fw-fp32-b5", "fw-int8-b5"]
     # One decoder call per step for all five beams: about as many calls as greedy makes, not five times.
     b5, b1 = (beams["engines"][e]["runs"][0]["decode_steps"] for e in ("ckw-b5", "ckw"))

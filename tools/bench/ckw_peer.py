@@ -14,11 +14,12 @@ from runtime.longform import TranscribeOptions
 
 class CkwPeer:
 
-    def __init__(self, variant: str, threads: int, beam_size: Optional[int] = None):
-        """beam_size: beam search on the one-window clip (None: greedy)."""
-        self.label = "ckw" if beam_size is None else f"ckw-b{beam_size}"
+    def __init__(self, variant: str, threads: int, beam_size: Optional[int] = None, precision: str = "fp32"):
+        """beam_size: beam search on the one-window clip (None: greedy); precision: the fp32 build or
+        the bf16 one (labelled ckw-bf16)."""
+        self.label = "ckw" + ("" if precision == "fp32" else f"-{precision}") + ("" if beam_size is None else f"-b{beam_size}")
         self.beam_size = beam_size
-        self.engine = Engine.from_runfiles(variant, threads=threads)
+        self.engine = Engine.from_runfiles(variant, precision=precision, threads=threads)
         self.calls = {"encoder": 0, "prefill": 0, "decode": 0}
         self._count(self.engine.encoder, "run", "encoder")
         self._count(self.engine.decoder, "prefill", "prefill")
