@@ -10,7 +10,7 @@ import pytest
 import soundfile
 
 from runtime import runfiles
-from runtime.engine import Engine
+from runtime.engine import Engine, EngineError
 from runtime.longform import TranscribeOptions
 from runtime.transcription import Segment
 
@@ -72,3 +72,13 @@ def test_base_detects_the_language_with_its_probability():
     _, info = engine("base").transcribe(np.asarray(soundfile.read(jfk(), dtype="float32")[0]))
     assert info.language == "en" and info.language_probability > 0.9
     assert sum(info.all_language_probs.values()) == pytest.approx(1.0, abs=1e-6)
+
+
+def test_precision_selects_the_build_and_a_bad_one_is_one_line():
+    with Engine.from_runfiles("tiny", precision="bf16") as bf16:
+        assert bf16.model_info()["precision"] == "bf16" and bf16.model_info()["variant"] == "tiny"
+        assert bf16.manifest_sha256 != engine().manifest_sha256  # its own checkpoint and libraries
+        assert bf16.encoder.lib.prefix.startswith("ckw_tiny_bf16_encoder")
+    assert engine().model_info()["precision"] == "fp32"
+    with pytest.raises(EngineError, match=r"^unknown precision 'fp16'; use fp32 or bf16$"):
+        Engine.from_runfiles("tiny", precision="fp16")
