@@ -25,7 +25,8 @@
 #include "kernels/common/f32_gemm_nt_core.h"
 
 // The paths below, oldest first, as an X-macro for CKW_DISPATCH_ISAS (cpu.h) and tests.
-#define CKW_BF16W_GEMM_NT_CORE_ISAS(X, name) X(scalar, name) X(avx2, name) X(avx512, name) X(avx512bf16, name)
+#define CKW_BF16W_GEMM_NT_CORE_ISAS(X, name) X(scalar, name) X(avx2, name) X(avx512, name) X(avx512bf16, name) \
+  X(amx, name)
 
 void ckw_bf16w_gemm_nt_core__scalar(float* y, const float* x, const uint16_t* w, const float* b, const float* r,
                                     int64_t M, int64_t N, int64_t K, int64_t ldy, int epi);
@@ -35,6 +36,8 @@ void ckw_bf16w_gemm_nt_core__avx512(float* y, const float* x, const uint16_t* w,
                                     int64_t M, int64_t N, int64_t K, int64_t ldy, int epi);
 void ckw_bf16w_gemm_nt_core__avx512bf16(float* y, const float* x, const uint16_t* w, const float* b, const float* r,
                                         int64_t M, int64_t N, int64_t K, int64_t ldy, int epi);
+void ckw_bf16w_gemm_nt_core__amx(float* y, const float* x, const uint16_t* w, const float* b, const float* r,
+                                 int64_t M, int64_t N, int64_t K, int64_t ldy, int epi);
 // Best available path for this CPU.
 void ckw_bf16w_gemm_nt_core(float* y, const float* x, const uint16_t* w, const float* b, const float* r, int64_t M,
                             int64_t N, int64_t K, int64_t ldy, int epi);
