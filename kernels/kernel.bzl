@@ -16,7 +16,7 @@ load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_library", "cc_test")
 load("//tools/codegen:kernel_info.bzl", "CkwKernelInfo", "ckw_kernel_entry")
 load("//tools/testing:pytest.bzl", "py_pytest")
 
-ISAS = ["scalar", "avx2", "avx512", "avx512bf16"]
+ISAS = ["scalar", "avx2", "avx512", "avx512bf16", "amx"]
 
 def _kernel_set_impl(ctx):
     infos = [d[CkwKernelInfo] for d in ctx.attr.deps]

@@ -30,7 +30,7 @@ from runtime.transcription import Segment, TranscriptionInfo, collect, options_f
 N_FRAMES = 3000  # one 30 s window of log-mel frames
 # Values of CKW_ISA, the cap on the kernels' run-time ISA choice (kernels/common/cpu.h); unset or
 # empty: the best the CPU has. The libraries read it once, at their first kernel call.
-ISA_CAPS = ("avx512bf16", "avx512", "avx2", "scalar")
+ISA_CAPS = ("amx", "avx512bf16", "avx512", "avx2", "scalar")
 
 
 def check_isa_cap() -> None:

@@ -17,6 +17,11 @@
 // fp32 denormals are read as 0 and results flushed (the instruction ignores MXCSR). That is a
 // looser contract (x's relative error up to 2^-8) stated in the maps' tolerance_c; a row still
 // gets the bits it gets alone and any column split gives the whole call's bits.
+// amx: M > CKW_GEMM_ROWS_MAX on AMX-BF16 tiles (TDPBF16PS; 3-4x the widening path at the encoder
+// shapes): x rounded to bf16 as above, each output an fp32 tile sum over 32-k steps in K order
+// from 0, then + b, GELU, r + in fp32: the same looser contract, and the bits depend only on the
+// output's row of x and column of W (any split of rows or columns gives the whole call's bits).
+// M <= CKW_GEMM_ROWS_MAX is the avx512bf16 path.
 #ifndef CKW_KERNELS_COMMON_BF16W_GEMM_NT_CORE_H_
 #define CKW_KERNELS_COMMON_BF16W_GEMM_NT_CORE_H_
 
@@ -25,7 +30,8 @@
 #include "kernels/common/f32_gemm_nt_core.h"
 
 // The paths below, oldest first, as an X-macro for CKW_DISPATCH_ISAS (cpu.h) and tests.
-#define CKW_BF16W_GEMM_NT_CORE_ISAS(X, name) X(scalar, name) X(avx2, name) X(avx512, name) X(avx512bf16, name)
+#define CKW_BF16W_GEMM_NT_CORE_ISAS(X, name) X(scalar, name) X(avx2, name) X(avx512, name) X(avx512bf16, name) \
+  X(amx, name)
 
 void ckw_bf16w_gemm_nt_core__scalar(float* y, const float* x, const uint16_t* w, const float* b, const float* r,
                                     int64_t M, int64_t N, int64_t K, int64_t ldy, int epi);
@@ -35,6 +41,8 @@ void ckw_bf16w_gemm_nt_core__avx512(float* y, const float* x, const uint16_t* w,
                                     int64_t M, int64_t N, int64_t K, int64_t ldy, int epi);
 void ckw_bf16w_gemm_nt_core__avx512bf16(float* y, const float* x, const uint16_t* w, const float* b, const float* r,
                                         int64_t M, int64_t N, int64_t K, int64_t ldy, int epi);
+void ckw_bf16w_gemm_nt_core__amx(float* y, const float* x, const uint16_t* w, const float* b, const float* r,
+                                 int64_t M, int64_t N, int64_t K, int64_t ldy, int epi);
 // Best available path for this CPU.
 void ckw_bf16w_gemm_nt_core(float* y, const float* x, const uint16_t* w, const float* b, const float* r, int64_t M,
                             int64_t N, int64_t K, int64_t ldy, int epi);

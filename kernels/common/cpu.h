@@ -1,8 +1,9 @@
 // Run-time ISA choice shared by every dispatching entry point. The AVX-512 paths need
 // F/BW/DQ/VL (they are compiled with all four); AVX2 paths need AVX2 and FMA; AVX512-BF16 paths
-// need AVX-512 and the BF16 extension.
+// need AVX-512 and the BF16 extension; AMX paths need those plus AMX-TILE, AMX-BF16 and the
+// kernel's permission to use tile data (asked once per process).
 //
-// CKW_ISA=avx512bf16, avx512, avx2 or scalar in the environment caps the choice (read once per library, at
+// CKW_ISA=amx, avx512bf16, avx512, avx2 or scalar in the environment caps the choice (read once per library, at
 // its first dispatch), so a slower path can be run and timed on a machine that has a faster one.
 // Unset or empty: the best the CPU has. runtime/engine.py refuses any other value before a
 // library is loaded, with a message naming the variable; the C side then caps nothing.
@@ -13,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { CKW_ISA_CAP_SCALAR, CKW_ISA_CAP_AVX2, CKW_ISA_CAP_AVX512, CKW_ISA_CAP_NONE };
+enum { CKW_ISA_CAP_SCALAR, CKW_ISA_CAP_AVX2, CKW_ISA_CAP_AVX512, CKW_ISA_CAP_AVX512BF16, CKW_ISA_CAP_AMX, CKW_ISA_CAP_NONE };
 
 static inline int ckw_cpu_isa_cap(void) {
   static int cached = -1;  // threads racing here all store the same value
@@ -24,6 +25,8 @@ static inline int ckw_cpu_isa_cap(void) {
           : strcmp(env, "scalar") == 0 ? CKW_ISA_CAP_SCALAR
           : strcmp(env, "avx2") == 0   ? CKW_ISA_CAP_AVX2
           : strcmp(env, "avx512") == 0 ? CKW_ISA_CAP_AVX512
+          : strcmp(env, "avx512bf16") == 0 ? CKW_ISA_CAP_AVX512BF16
+          : strcmp(env, "amx") == 0 ? CKW_ISA_CAP_AMX
                                        : CKW_ISA_CAP_NONE;
     __atomic_store_n(&cached, cap, __ATOMIC_RELAXED);
   }
@@ -45,8 +48,35 @@ static inline int ckw_cpu_has_avx2(void) {
 
 // AVX512-BF16 (vdpbf16ps, vcvtne2ps2bf16) on top of the AVX-512 baseline.
 static inline int ckw_cpu_has_avx512bf16(void) {
-  return ckw_cpu_isa_cap() > CKW_ISA_CAP_AVX512 && ckw_cpu_has_avx512() &&
+  return ckw_cpu_isa_cap() >= CKW_ISA_CAP_AVX512BF16 && ckw_cpu_has_avx512() &&
          __builtin_cpu_supports("avx512bf16");
+}
+
+// Linux hands out the AMX tile state (XFEATURE_XTILEDATA, 18) only to a process that asks
+// (arch_prctl ARCH_REQ_XCOMP_PERM, 0x1023; a raw syscall, so no feature-test macro is needed);
+// without it the first tile instruction faults. Asked once; granting twice is harmless, so
+// threads racing here store the same answer.
+static inline int ckw_cpu_amx_permitted(void) {
+  static int cached = -1;
+  int ok = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
+  if (ok < 0) {
+#if defined(__linux__) && defined(__x86_64__)
+    long ret;
+    __asm__ volatile("syscall" : "=a"(ret) : "0"(158L /* SYS_arch_prctl */), "D"(0x1023L), "S"(18L)
+                     : "rcx", "r11", "memory");
+    ok = ret == 0;
+#else
+    ok = 0;
+#endif
+    __atomic_store_n(&cached, ok, __ATOMIC_RELEASE);
+  }
+  return ok;
+}
+
+// AMX-BF16 tiles (tdpbf16ps) with the AVX512-BF16 baseline for rounding and epilogues.
+static inline int ckw_cpu_has_amx(void) {
+  return ckw_cpu_isa_cap() >= CKW_ISA_CAP_AMX && ckw_cpu_has_avx512bf16() && __builtin_cpu_supports("amx-tile") &&
+         __builtin_cpu_supports("amx-bf16") && ckw_cpu_amx_permitted();
 }
 
 // Calls the newest path of `name` the CPU has, among the ISAs the kernel lists: ISAS is an

@@ -170,6 +170,7 @@ ISA_FLAGS = {
     "avx2": {"avx2", "fma"},
     "avx512": {"avx512f", "avx512bw", "avx512dq", "avx512vl"},
     "avx512bf16": {"avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512_bf16"},
+    "amx": {"avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512_bf16", "amx_tile", "amx_bf16"},
 }
 
 

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
       {"logits M=1 (tiny)", 1, 51865, 384}, {"logits M=5 (beams)", 5, 51865, 384},
       {"decode fc1 M=1", 1, 1536, 384},     {"encoder qkv/out (tiny)", 1500, 384, 384},
       {"encoder fc1 (tiny)", 1500, 1536, 384}, {"encoder fc2 (tiny)", 1500, 384, 1536},
+      {"encoder fc1 (base)", 1500, 2048, 512},
   };
   const struct {
     const char* name;

@@ -1,6 +1,6 @@
 """The bf16w_gemm_nt* kernels through ctypes: the test helpers' bf16 rounding on its edge cases,
 the exact-widening paths giving the f32 kernels' bits on the widened weights, and the full-vocab
-logits (every ISA path, vdpbf16ps included) against float64 under the map's tolerance."""
+logits (every ISA path, vdpbf16ps and AMX tiles included) against float64 under the map's tolerance."""
 
 import unittest
 
@@ -12,7 +12,7 @@ from kernels.common import tolerance
 NAMES = ("gemm_nt", "gemm_nt_bias", "gemm_nt_bias_gelu", "gemm_nt_bias_residual")
 BF16 = kt.Library(*(f"kernels/gemm/bf16w_{n}.json" for n in NAMES))
 F32 = kt.Library(*(f"kernels/gemm/f32_{n}.json" for n in NAMES))
-ISAS = kt.cpu_isas(("avx2", "avx512", "avx512bf16"))
+ISAS = kt.cpu_isas(("avx2", "avx512", "avx512bf16", "amx"))
 
 
 class Bf16RoundingTest(unittest.TestCase):
@@ -49,14 +49,14 @@ class Bf16wGemmTest(unittest.TestCase):
 
     def test_logits_full_vocab(self):
         c = BF16.tol_c("bf16w_gemm_nt")
-        for vocab in (51864, 51865):
+        for vocab, m in ((51864, 2), (51865, 2), (51865, 12)):  # 12 rows: the tile paths
             table = kt.bf16_from_f32(self.rng.standard_normal((vocab, 24)))
-            x = kt.f32(self.rng.standard_normal((2, 24)))
+            x = kt.f32(self.rng.standard_normal((m, 24)))
             ref = x.astype(np.float64) @ kt.f32_from_bf16(table).T.astype(np.float64)
             for isa in ISAS:
-                y = np.empty((2, vocab), np.float32)
-                getattr(BF16, "ckw_bf16w_gemm_nt" + isa)(y, x, table, 2, vocab, 24, vocab)
-                tolerance.assert_close(y, ref, c, 24, f"logits{isa} {vocab}")
+                y = np.empty((m, vocab), np.float32)
+                getattr(BF16, "ckw_bf16w_gemm_nt" + isa)(y, x, table, m, vocab, 24, vocab)
+                tolerance.assert_close(y, ref, c, 24, f"logits{isa} {m}x{vocab}")
 
     def test_a_wrong_weight_dtype_is_refused(self):
         w = np.zeros((3, 4), np.float32)  # fp32 where the map says bf16

@@ -2,8 +2,9 @@
 // weights under the maps' tolerance; the exact-widening paths (scalar, avx2, avx512) bit for bit
 // against the f32 engine on the widened weights (so they inherit every property
 // f32_gemm_nt_test proves); the vdpbf16ps path (avx512bf16, M <= CKW_GEMM_ROWS_MAX) against the
-// float64 product of bf16-rounded x under fp32 accumulation error alone; M > CKW_GEMM_ROWS_MAX on
-// every SIMD path equal to an in-order fmaf chain; two row chunks of more than CKW_GEMM_ROWS_MAX rows each (the
+// float64 product of bf16-rounded x under fp32 accumulation error alone; the AMX tile path (amx,
+// M > CKW_GEMM_ROWS_MAX; M <= CKW_GEMM_ROWS_MAX is the avx512bf16 path) likewise, run only on a CPU
+// with AMX (there is no emulation); M > CKW_GEMM_ROWS_MAX on the widening paths equal to an in-order fmaf chain; two row chunks of more than CKW_GEMM_ROWS_MAX rows each (the
 // maps' M split) and two column chunks (the N split) giving the whole call's bits; each row of a
 // few-row call as if alone; in-place residual; nothing written outside y.
 #include <math.h>
@@ -66,6 +67,7 @@ typedef struct {
   int available;
   int fused;           // SIMD (M <= CKW_GEMM_ROWS_MAX: row-wise dot products)
   int bf16x;           // M <= CKW_GEMM_ROWS_MAX rounds x to bf16 (vdpbf16ps)
+  int tiles;           // M > CKW_GEMM_ROWS_MAX rounds x to bf16 too (AMX tiles)
   f32_core_fn peer;    // the f32 engine path with the same bits on widened weights, or NULL
   plain_fn plain;
   bias_fn bias, gelu;
@@ -123,7 +125,8 @@ static int run_case(const isa_t* isa, int kind, int64_t M, int64_t N, int64_t K,
   reference(kind, ref, x, wf, b, r, M, N, K, 0);
   int ok = ckw_check_close(what, yo, ref, M * N, TOL_C, K);
   const int dot = M <= CKW_GEMM_ROWS_MAX && isa->fused;
-  if (ok && dot && isa->bf16x) {  // the rounded-x product, up to fp32 summation
+  const int xr = dot ? isa->bf16x : M > CKW_GEMM_ROWS_MAX && isa->tiles;
+  if (ok && xr) {  // the rounded-x product, up to fp32 summation
     reference(kind, ref, x, wf, b, r, M, N, K, 1);
     ok = ckw_check_close(what, yo, ref, M * N, ACCUM_C, K);
   }
@@ -142,7 +145,7 @@ static int run_case(const isa_t* isa, int kind, int64_t M, int64_t N, int64_t K,
       ok = 0;
     }
   }
-  if (ok && isa->fused && !dot) {  // one in-order fmaf chain per output, then + b (then GELU)
+  if (ok && isa->fused && !dot && !xr) {  // one in-order fmaf chain per output, then + b (then GELU)
     for (int64_t i = 0; i < M * N && ok; ++i) {
       const int64_t m = i / N, n = i % N;
       float f = kind == RESIDUAL ? r[i] : 0.0f;
@@ -199,18 +202,21 @@ static f32_core_fn peer_of(const char* isa) {
 }
 
 int main(void) {
-  const int bf16_cpu = ckw_cpu_has_avx512bf16();
+  const int bf16_cpu = ckw_cpu_has_avx512bf16(), amx_cpu = ckw_cpu_has_amx();
+  printf("amx path: %s\n", amx_cpu ? "tested on this CPU's AMX tiles" : "not tested, this CPU (or CKW_ISA) lacks AMX");
   const isa_t isas[] = {
 #define ISA(isa)                                                                                                  \
-  {#isa,                       ckw_cpu_has_##isa(),         strcmp(#isa, "scalar") != 0,                           \
-   !strcmp(#isa, "avx512bf16"), peer_of(#isa),              ckw_bf16w_gemm_nt__##isa,                             \
-   ckw_bf16w_gemm_nt_bias__##isa, ckw_bf16w_gemm_nt_bias_gelu__##isa, ckw_bf16w_gemm_nt_bias_residual__##isa},
+  {#isa,                                                        ckw_cpu_has_##isa(),                              \
+   strcmp(#isa, "scalar") != 0,                                 !strcmp(#isa, "avx512bf16") || !strcmp(#isa, "amx"), \
+   !strcmp(#isa, "amx"),                                        peer_of(#isa),                                    \
+   ckw_bf16w_gemm_nt__##isa,                                    ckw_bf16w_gemm_nt_bias__##isa,                    \
+   ckw_bf16w_gemm_nt_bias_gelu__##isa,                          ckw_bf16w_gemm_nt_bias_residual__##isa},
       CKW_BF16W_GEMM_NT_ISAS(ISA)
 #undef ISA
-      {"dispatch", 1, ckw_cpu_has_avx2(), bf16_cpu, bf16_cpu ? NULL : ckw_f32_gemm_nt_core, ckw_bf16w_gemm_nt,
-       ckw_bf16w_gemm_nt_bias, ckw_bf16w_gemm_nt_bias_gelu, ckw_bf16w_gemm_nt_bias_residual},
+      {"dispatch", 1, ckw_cpu_has_avx2(), bf16_cpu, amx_cpu, bf16_cpu ? NULL : ckw_f32_gemm_nt_core,
+       ckw_bf16w_gemm_nt, ckw_bf16w_gemm_nt_bias, ckw_bf16w_gemm_nt_bias_gelu, ckw_bf16w_gemm_nt_bias_residual},
 #ifdef CKW_TEST_AVX512_EMULATION
-      {"avx512-emulated", 1, 1, 0, peer_of("avx512"), emu_plain, emu_bias, emu_gelu, emu_res},
+      {"avx512-emulated", 1, 1, 0, 0, peer_of("avx512"), emu_plain, emu_bias, emu_gelu, emu_res},
 #endif
   };
   return GEMM_TEST_RUN_ALL(isas, run_case, "bf16w gemm");
