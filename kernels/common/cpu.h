@@ -10,6 +10,7 @@
 #ifndef CKW_KERNELS_COMMON_CPU_H_
 #define CKW_KERNELS_COMMON_CPU_H_
 
+#include <cpuid.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,9 +75,17 @@ static inline int ckw_cpu_amx_permitted(void) {
 }
 
 // AMX-BF16 tiles (tdpbf16ps) with the AVX512-BF16 baseline for rounding and epilogues.
+// CPUID leaf 7 EDX bits 24 (AMX-TILE) and 22 (AMX-BF16): read directly, since clang 14's
+// __builtin_cpu_supports does not know the amx names (the fuzz builds use clang).
+static inline int ckw_cpu_cpuid_amx_(void) {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return 0;
+  return (d >> 24 & 1u) && (d >> 22 & 1u);
+}
+
 static inline int ckw_cpu_has_amx(void) {
-  return ckw_cpu_isa_cap() >= CKW_ISA_CAP_AMX && ckw_cpu_has_avx512bf16() && __builtin_cpu_supports("amx-tile") &&
-         __builtin_cpu_supports("amx-bf16") && ckw_cpu_amx_permitted();
+  return ckw_cpu_isa_cap() >= CKW_ISA_CAP_AMX && ckw_cpu_has_avx512bf16() && ckw_cpu_cpuid_amx_() &&
+         ckw_cpu_amx_permitted();
 }
 
 // Calls the newest path of `name` the CPU has, among the ISAs the kernel lists: ISAS is an
