@@ -3,8 +3,9 @@
 // need AVX-512 and the BF16 extension; AMX paths need those plus AMX-TILE, AMX-BF16 and the
 // kernel's permission to use tile data (asked once per process).
 //
-// CKW_ISA=amx, avx512bf16, avx512, avx2 or scalar in the environment caps the choice (read once per library, at
-// its first dispatch), so a slower path can be run and timed on a machine that has a faster one.
+// CKW_ISA=amx, avx512bf16, avx512, avx2 or scalar in the environment caps the choice (read once
+// per library, at its first dispatch), so a slower path can be run and timed on a machine that
+// has a faster one.
 // Unset or empty: the best the CPU has. runtime/engine.py refuses any other value before a
 // library is loaded, with a message naming the variable; the C side then caps nothing.
 #ifndef CKW_KERNELS_COMMON_CPU_H_
@@ -15,20 +16,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { CKW_ISA_CAP_SCALAR, CKW_ISA_CAP_AVX2, CKW_ISA_CAP_AVX512, CKW_ISA_CAP_AVX512BF16, CKW_ISA_CAP_AMX, CKW_ISA_CAP_NONE };
+// Cap levels, in the order of CKW_ISA's values; CKW_ISA_CAP_NONE: no cap.
+enum {
+  CKW_ISA_CAP_SCALAR,
+  CKW_ISA_CAP_AVX2,
+  CKW_ISA_CAP_AVX512,
+  CKW_ISA_CAP_AVX512BF16,
+  CKW_ISA_CAP_AMX,
+  CKW_ISA_CAP_NONE
+};
 
 static inline int ckw_cpu_isa_cap(void) {
+  static const char* const kNames[CKW_ISA_CAP_NONE] = {"scalar", "avx2", "avx512", "avx512bf16", "amx"};
   static int cached = -1;  // threads racing here all store the same value
   int cap = __atomic_load_n(&cached, __ATOMIC_RELAXED);
   if (cap < 0) {
     const char* env = getenv("CKW_ISA");
-    cap = !env                          ? CKW_ISA_CAP_NONE
-          : strcmp(env, "scalar") == 0 ? CKW_ISA_CAP_SCALAR
-          : strcmp(env, "avx2") == 0   ? CKW_ISA_CAP_AVX2
-          : strcmp(env, "avx512") == 0 ? CKW_ISA_CAP_AVX512
-          : strcmp(env, "avx512bf16") == 0 ? CKW_ISA_CAP_AVX512BF16
-          : strcmp(env, "amx") == 0 ? CKW_ISA_CAP_AMX
-                                       : CKW_ISA_CAP_NONE;
+    cap = CKW_ISA_CAP_NONE;
+    for (int i = 0; env && i < CKW_ISA_CAP_NONE; ++i)
+      if (strcmp(env, kNames[i]) == 0) cap = i;
     __atomic_store_n(&cached, cap, __ATOMIC_RELAXED);
   }
   return cap;
@@ -53,39 +59,37 @@ static inline int ckw_cpu_has_avx512bf16(void) {
          __builtin_cpu_supports("avx512bf16");
 }
 
-// Linux hands out the AMX tile state (XFEATURE_XTILEDATA, 18) only to a process that asks
-// (arch_prctl ARCH_REQ_XCOMP_PERM, 0x1023; a raw syscall, so no feature-test macro is needed);
-// without it the first tile instruction faults. Asked once; granting twice is harmless, so
-// threads racing here store the same answer.
+// AMX-BF16 tiles (tdpbf16ps) with the AVX512-BF16 baseline for rounding and epilogues. The CPU
+// part is CPUID leaf 7 EDX bits 24 (AMX-TILE) and 22 (AMX-BF16), read directly: clang 14's
+// __builtin_cpu_supports (the fuzz builds) has no amx names. Linux then hands out the tile state
+// (XFEATURE_XTILEDATA, 18) only to a process that asks (arch_prctl ARCH_REQ_XCOMP_PERM, 0x1023; a
+// raw syscall, so no feature-test macro is needed); without it the first tile instruction faults.
+// Both are found once and cached: CPUID traps to the hypervisor in a VM, and this runs at every
+// dispatch. Asking twice is harmless, so threads racing here store the same answer.
 static inline int ckw_cpu_amx_permitted(void) {
+#if defined(__linux__) && defined(__x86_64__)
+  long ret;
+  __asm__ volatile("syscall" : "=a"(ret) : "0"(158L /* SYS_arch_prctl */), "D"(0x1023L), "S"(18L)
+                   : "rcx", "r11", "memory");
+  return ret == 0;
+#else
+  return 0;
+#endif
+}
+
+static inline int ckw_cpu_amx_usable_(void) {
   static int cached = -1;
   int ok = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
   if (ok < 0) {
-#if defined(__linux__) && defined(__x86_64__)
-    long ret;
-    __asm__ volatile("syscall" : "=a"(ret) : "0"(158L /* SYS_arch_prctl */), "D"(0x1023L), "S"(18L)
-                     : "rcx", "r11", "memory");
-    ok = ret == 0;
-#else
-    ok = 0;
-#endif
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    ok = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (d >> 24 & 1u) && (d >> 22 & 1u) && ckw_cpu_amx_permitted();
     __atomic_store_n(&cached, ok, __ATOMIC_RELEASE);
   }
   return ok;
 }
 
-// AMX-BF16 tiles (tdpbf16ps) with the AVX512-BF16 baseline for rounding and epilogues.
-// CPUID leaf 7 EDX bits 24 (AMX-TILE) and 22 (AMX-BF16): read directly, since clang 14's
-// __builtin_cpu_supports does not know the amx names (the fuzz builds use clang).
-static inline int ckw_cpu_cpuid_amx_(void) {
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return 0;
-  return (d >> 24 & 1u) && (d >> 22 & 1u);
-}
-
 static inline int ckw_cpu_has_amx(void) {
-  return ckw_cpu_isa_cap() >= CKW_ISA_CAP_AMX && ckw_cpu_has_avx512bf16() && ckw_cpu_cpuid_amx_() &&
-         ckw_cpu_amx_permitted();
+  return ckw_cpu_isa_cap() >= CKW_ISA_CAP_AMX && ckw_cpu_has_avx512bf16() && ckw_cpu_amx_usable_();
 }
 
 // Calls the newest path of `name` the CPU has, among the ISAs the kernel lists: ISAS is an
