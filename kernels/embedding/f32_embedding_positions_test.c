@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "kernels/embedding/f32_embedding_positions.h"
+#include "kernels/embedding/embedding_test_util.h"
 
 enum { V = 11, D = 5, NCTX = 8 };
 
@@ -30,25 +31,7 @@ int main(void) {
         fprintf(stderr, "3 sequences: rc=%d, row %d col %d differs\n", rc, i, d);
         ++fails;
       }
-  struct {
-    int32_t tok0;
-    int64_t T, offset, want;
-  } bad[] = {{V, 2, 0, CKW_EMBEDDING_ERR_TOKEN},          {-1, 2, 0, CKW_EMBEDDING_ERR_TOKEN},
-             {0, 4, 5, CKW_EMBEDDING_ERR_POSITION},       {0, 1, -1, CKW_EMBEDDING_ERR_POSITION},
-             {0, NCTX + 1, 0, CKW_EMBEDDING_ERR_POSITION}, {0, -1, 0, CKW_EMBEDDING_ERR_SHAPE}};
-  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
-    int32_t toks[NCTX + 1] = {0};
-    toks[0] = bad[i].tok0;
-    for (int j = 0; j < 4 * D; ++j) y[j] = -99.0f;
-    rc = ckw_f32_embedding_positions(y, toks, table, pos, 1, bad[i].T, D, V, NCTX, bad[i].offset);
-    int touched = 0;
-    for (int j = 0; j < 4 * D; ++j) touched |= y[j] != -99.0f;
-    if (rc != bad[i].want || touched || strlen(ckw_f32_embedding_positions_strerror(rc)) < 5) {
-      fprintf(stderr, "case %zu: rc=%d want %lld (%s), touched=%d\n", i, rc, (long long)bad[i].want,
-              ckw_f32_embedding_positions_strerror(rc), touched);
-      ++fails;
-    }
-  }
+  fails += EMBEDDING_BAD_INPUT_FAILURES(ckw_f32_embedding_positions, ckw_f32_embedding_positions_strerror, y, table, pos);
   printf("embedding_positions: %d failures\n", fails);
   return fails != 0;
 }
