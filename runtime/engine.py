@@ -46,6 +46,14 @@ def check_isa_cap() -> None:
 PRECISIONS = ("fp32", "bf16")
 
 
+def _build_name(variant: str, precision: str) -> str:
+    """The libraries' name (libckw_<name>_<part>.so, symbols ckw_<name>_<part>_*); EngineError for
+    an unknown precision."""
+    if precision not in PRECISIONS:
+        raise EngineError(f"unknown precision {precision!r}; use {' or '.join(PRECISIONS)}")
+    return variant if precision == "fp32" else f"{variant}_{precision}"
+
+
 class Frontend:
     def __init__(self, path: str):
         self.handle = abi.Handle(abi.Library(path, "ckw_whisper_frontend", "frontend"))
@@ -197,8 +205,7 @@ class Engine:
         if threads is not None and threads < 1:
             raise EngineError(f"threads={threads}: give at least 1 (or None for every CPU)")
         check_isa_cap()
-        if precision not in PRECISIONS:
-            raise EngineError(f"unknown precision {precision!r}; use {' or '.join(PRECISIONS)}")
+        symbols = _build_name(variant, precision)
         self.variant = variant
         self.precision = precision
         self.handles = []
@@ -216,7 +223,6 @@ class Engine:
         try:
             self.frontend = Frontend(frontend)
             self.handles.append(self.frontend.handle)
-            symbols = variant if precision == "fp32" else f"{variant}_{precision}"  # ckw_<symbols>_<part>_*
             self.encoder = Encoder(encoder, symbols, ckpt.weights, threads)
             self.handles.append(self.encoder.handle)
             self.decoder = Decoder(decoder, symbols, ckpt.weights, threads)
@@ -232,14 +238,12 @@ class Engine:
         the runfiles (//runtime:engine_data_<variant>[_bf16] in the target's data)."""
         if variant not in ("tiny", "base"):
             raise EngineError(f"unknown model {variant!r}; use tiny or base")
-        if precision not in PRECISIONS:
-            raise EngineError(f"unknown precision {precision!r}; use {' or '.join(PRECISIONS)}")
-        lib = lambda name: runfiles.locate("ckw", f"models/whisper/libckw_{name}.so")  # noqa: E731
+        name = _build_name(variant, precision)
+        lib = lambda stem: runfiles.locate("ckw", f"models/whisper/libckw_{stem}.so")  # noqa: E731
         try:
             if precision == "fp32":
-                name, weights = variant, runfiles.locate(f"whisper_{variant}", "weights.bin")
+                weights = runfiles.locate(f"whisper_{variant}", "weights.bin")
             else:
-                name = f"{variant}_{precision}"
                 weights = runfiles.locate("ckw", f"models/whisper/{name}_checkpoint/weights.bin")
             paths = lib("whisper_frontend"), lib(f"{name}_encoder"), lib(f"{name}_decoder")
         except FileNotFoundError as e:  # a target without //runtime:engine_data_<variant>[_<precision>]
