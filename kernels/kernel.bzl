@@ -86,7 +86,8 @@ def ckw_kernel(
         test_data = [],
         py_deps = [],
         bench = True,
-        emulated_srcs = None):
+        emulated_srcs = None,
+        test_size = "small"):
     """Registers one kernel library and derives its targets.
 
     Targets (N = name): `N` (cc_library), `N_test` (C parity test, N_test.c), `N_bench` (the
@@ -114,6 +115,8 @@ def ckw_kernel(
       bench: whether N_bench.c exists.
       emulated_srcs: sources rebuilt on emulated AVX-512 (default: N__avx512.c; [] when the
         AVX-512 path is proven otherwise, e.g. by a portable 16-lane instantiation).
+      test_size: size of N_test and N_avx512emu_test; "medium" for a kernel whose cases take
+        more than a minute under ASan at -O1 on emulated intrinsics (CI's sanitizer step).
     """
     for isa in isas:
         if isa not in ISAS:
@@ -162,7 +165,7 @@ def ckw_kernel(
     test_deps = [":" + name, "//kernels/common:testing"] + deps + test_deps
     cc_test(
         name = name + "_test",
-        size = "small",
+        size = test_size,
         srcs = [name + "_test.c", ":%s_contract" % name],
         data = test_data,
         deps = test_deps,
@@ -179,7 +182,7 @@ def ckw_kernel(
         )
         cc_test(
             name = name + "_avx512emu_test",
-            size = "small",
+            size = test_size,
             srcs = [name + "_test.c", ":%s_contract" % name],
             data = test_data,
             local_defines = ["CKW_TEST_AVX512_EMULATION"],
