@@ -106,15 +106,20 @@ class Decoder:
         self.handle("set_encoder_memory", np.ascontiguousarray(memory, dtype=np.float32))
 
     def prefill(self, tokens: Sequence[int], rows: Sequence[int] = (-1,)) -> np.ndarray:
-        """Logits after the prompt positions `rows`, [len(rows), n_vocab] (the C prefill returns
-        every prompt row)."""
+        """Logits after the prompt positions `rows` (negative counts from the end), [len(rows),
+        n_vocab]; the C prefill projects those rows onto the vocabulary and no others."""
         t0 = time.perf_counter()
         ids = np.asarray(tokens, dtype=np.int32)
-        logits = np.empty((ids.size, self.n_vocab), np.float32)
+        picked = np.asarray(rows, dtype=np.int64)
+        if picked.size == 0 or np.any((picked < -ids.size) | (picked >= ids.size)):
+            raise ValueError(f"prefill rows {list(rows)}: each must index one of the {ids.size} prompt tokens")
+        picked = (picked % max(ids.size, 1)).astype(np.int32)
+        logits = np.empty((picked.size, self.n_vocab), np.float32)
         self.handle("reset")
-        self.handle("prefill", ids, ids.size, None, logits)
+        self.handle.call_named("prefill", tokens=ids, n_tokens=ids.size, logit_rows=picked, n_logit_rows=picked.size,
+                               cross_qk=None, prompt_logits=logits)
         self.calls["prefill"] += time.perf_counter() - t0
-        return logits[list(rows)]
+        return logits
 
     def decode(self, token: int) -> np.ndarray:
         return self.decode_batch([token])[0]
@@ -141,7 +146,8 @@ class Decoder:
         qk = np.empty((self.lib.dim("n_layers"), self.lib.dim("n_heads"), ids.size, self.lib.dim("n_audio")),
                       np.float32)
         self.handle("reset")
-        self.handle("prefill", ids, ids.size, qk, logits)
+        self.handle.call_named("prefill", tokens=ids, n_tokens=ids.size, logit_rows=np.arange(ids.size, dtype=np.int32),
+                               n_logit_rows=ids.size, cross_qk=qk, prompt_logits=logits)
         self.calls["prefill"] += time.perf_counter() - t0
         return logits, qk
 

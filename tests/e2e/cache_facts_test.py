@@ -64,7 +64,8 @@ def test_prefill_without_memory_is_missing_input(engines):
     fresh = abi.Handle(lib, runfiles.locate("whisper_tiny", "weights.bin"))
     logits = np.empty((2, lib.dim("n_vocab")), np.float32)
     tokens = np.array([50257, 50362], np.int32)
-    assert lib.call("prefill", fresh.h, tokens, 2, None, logits) == abi.E_MISSING_INPUT
+    rows = np.array([0, 1], np.int32)
+    assert lib.call("prefill", fresh.h, tokens, rows, 2, 2, None, logits) == abi.E_MISSING_INPUT
 
 
 def test_context_full_is_reported_at_n_text_ctx(engines, memories):

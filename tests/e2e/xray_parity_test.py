@@ -177,13 +177,14 @@ class Run:
         self.p = len(prompt)
         d = decoder.lib
         cross_qk = np.empty((d.dim("n_layers"), d.dim("n_heads"), prompt.size, d.dim("n_audio")), np.float32)
-        self.prefill = self.tapped(decoder, "prefill", prompt, prompt.size, cross_qk,
+        every = np.arange(prompt.size, dtype=np.int32)  # the logits of every prompt row, compared
+        self.prefill = self.tapped(decoder, "prefill", prompt, every, every.size, prompt.size, cross_qk,
                                    np.empty((prompt.size, n_vocab), np.float32))
         self.decode = self.tapped(decoder, "decode", np.array(self.tokens[-1:], np.int32), 1,
                                   np.empty((1, n_vocab), np.float32))
         assert decoder.query("cross_kv_projections") == 1
         self.ref_prefill = xr.decoder_edges(self.model, self.tokens[:-1], self.memory)
-        self.ref_full = xr.decoder_edges(self.model, self.tokens, self.memory)
+        self.ref_full = xr.decoder_edges(self.model, self.tokens, self.memory, phase="decode")
 
     @staticmethod
     def tapped(handle: abi.Handle, entry: str, *args) -> List[Tuple[str, np.ndarray]]:

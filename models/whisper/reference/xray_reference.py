@@ -49,7 +49,10 @@ T = decoder tokens; "in(m)" is the input of module m, "out(m)" its output):
 | enc  | ln_post.y                                | [n, d]     | out(E.ln_post) = encoder memory               |
 | dec  | embed.y                                  | [T, d]     | in(D.blocks[0]) = token + position embedding  |
 | dec  | ln.y                                     | [T, d]     | out(D.ln)                                     |
-| dec  | logits.y                                 | [T, vocab] | out(D) = ln.y @ token_embedding.T             |
+| dec  | logits.y                                 | [T, vocab] | out(D) = ln.y @ token_embedding.T (decode)    |
+| dec  | logit_rows.dst                           | [T, d]     | = ln.y (prefill: the rows whose logits are    |
+|      |                                          |            | asked for; an X-ray asks for every row)       |
+| dec  | prompt_logits.y                          | [T, vocab] | out(D) (prefill, every row asked for)         |
 
 rows = n in the encoder, T in the decoder; (ref) = reference only, no circuit edge. The
 decoder's reorder phase (kv_reorder.*) has no edge in a forward pass (`circuit_edges(...,
@@ -171,10 +174,20 @@ def encoder_edges(model, mel, only: Optional[Iterable[str]] = None) -> Edges:
     return rec.edges
 
 
+# The edges a phase names after the final norm, as (edge, the forward pass's edge it equals). A
+# prefill asked for the logits of every prompt row: its row pick is the final norm itself.
+PHASE_LOGITS = {"prefill": (("logit_rows.dst", "ln.y"), ("prompt_logits.y", "logits.y")), "decode": ()}
+
+
 def decoder_edges(model, tokens: Sequence[int], memory, first_row: int = 0,
-                  only: Optional[Iterable[str]] = None) -> Edges:
+                  only: Optional[Iterable[str]] = None, phase: str = "prefill") -> Edges:
     """Edges of `model.decoder` running `tokens` (positions 0..T-1) against encoder `memory`
-    [n_audio_ctx, n_text_state], without a KV cache. `first_row` drops the token rows before it."""
+    [n_audio_ctx, n_text_state], without a KV cache. `first_row` drops the token rows before it.
+    `phase` names the vocabulary projection as that entry point reports it: a prefill asked for
+    the logits of every prompt row (`logit_rows.dst` = ln.y, `prompt_logits.y`), or a decode
+    step (`logits.y`)."""
+    if phase not in PHASE_LOGITS:
+        raise ValueError(f"phase {phase!r}: the decoder's forward entry points are {', '.join(PHASE_LOGITS)}")
     dec = model.decoder
     tokens = [int(t) for t in tokens]
     if not 1 <= len(tokens) <= model.dims.n_text_ctx:
@@ -185,6 +198,9 @@ def decoder_edges(model, tokens: Sequence[int], memory, first_row: int = 0,
     want = (model.dims.n_audio_ctx, model.dims.n_text_state)
     if tuple(m.shape) != want:
         raise ValueError(f"encoder memory has shape {tuple(m.shape)}; the decoder needs {want}")
+    aliases = PHASE_LOGITS[phase]
+    if only is not None:
+        only = set(only) | {source for alias, source in aliases if alias in only}
     with _Recorder(_keep_fn(only)) as rec:
         rec.input(dec.blocks[0], "embed.y")
         for i, block in enumerate(dec.blocks):
@@ -203,6 +219,11 @@ def decoder_edges(model, tokens: Sequence[int], memory, first_row: int = 0,
         if f"{p}cross_q_proj.y" in edges and f"{p}cross_k_proj.y" in edges and \
                 (rec._keep is None or rec._keep(f"{p}cross_qk.s")):
             edges[f"{p}cross_qk.s"] = _attention_logits(edges[f"{p}cross_q_proj.y"], edges[f"{p}cross_k_proj.y"], heads)
+    for alias, source in aliases:
+        if source in edges and (rec._keep is None or rec._keep(alias)):
+            edges[alias] = edges[source]
+    if phase == "prefill":
+        edges.pop("logits.y", None)  # the prefill's projection is prompt_logits.y
     if first_row:
         for name in edges:
             if name.endswith(".cross_qk.s"):

@@ -113,7 +113,8 @@ def test_shapes_and_dtypes(variant):
         assert dec[f"blocks.{i}.cross_v_proj.y"].shape == (d.n_audio_ctx, d.n_text_state)
         assert dec[f"blocks.{i}.cross_attn.o"].shape == (T, d.n_text_state)
         assert dec[f"blocks.{i}.cross_qk.s"].shape == (d.n_text_head, T, d.n_audio_ctx)
-    assert dec["logits.y"].shape == (T, d.n_vocab)
+    assert dec["prompt_logits.y"].shape == (T, d.n_vocab)
+    assert dec["logit_rows.dst"].shape == (T, d.n_text_state)
 
 
 # --- 2. the model's own tensors -----------------------------------------------------------------
@@ -126,7 +127,7 @@ def test_ends_are_the_model_outputs(variant):
         memory = model.encoder(torch.from_numpy(mel)[None])
         logits = model.decoder(torch.tensor([tokens]), memory)
     np.testing.assert_array_equal(encoder_edges(variant)["ln_post.y"], memory[0].numpy())
-    np.testing.assert_array_equal(decoder_edges(variant)["logits.y"], logits[0].numpy())
+    np.testing.assert_array_equal(decoder_edges(variant)["prompt_logits.y"], logits[0].numpy())
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -232,6 +233,8 @@ def interpret(doc: dict, edges, externals, weights, layers: int, n_heads: int, p
             y = w["table"][tokens] + w["positions"][: len(tokens)]
         elif kind == "logits":
             y = ins["x"] @ w["w"].T
+        elif kind == "gather_rows":
+            y = ins["src"][ins["index"]]
         else:
             raise AssertionError(f"op kind {kind!r} ({prefix}{op['name']}) has no reference semantics here; add it")
         name = f"{prefix}{op['name']}"
@@ -272,6 +275,7 @@ def test_each_op_of_the_circuit_reproduces_its_edge(variant, part):
         "mel": _t(mel).T,  # channel-major [n_mels, frames] -> token-major
         "encoder_memory": _t(encoder_edges(variant)["ln_post.y"]),
         "tokens": torch.tensor(tokens),
+        "logit_rows": torch.arange(len(tokens)),  # as the X-ray asks: every prompt row
     }
     heads = model.dims.n_audio_head if part == "encoder" else model.dims.n_text_head
     checked = []
@@ -311,9 +315,9 @@ def test_residual_splits_are_exact(variant, part):
 def test_first_row_is_a_decode_step(variant):
     model, _, tokens = setup(variant)
     memory = encoder_edges(variant)["ln_post.y"]
-    full = decoder_edges(variant)
+    full = xr.decoder_edges(model, tokens, memory, phase="decode")
     p = len(tokens) - 1
-    step = xr.decoder_edges(model, tokens, memory, first_row=p)
+    step = xr.decoder_edges(model, tokens, memory, first_row=p, phase="decode")
     assert set(step) == set(full)
     for name, a in step.items():
         if name.endswith(".cross_k_proj.y") or name.endswith(".cross_v_proj.y"):
@@ -338,8 +342,11 @@ def test_only_selects_edges(variant):
     got = xr.encoder_edges(model, mel, only=["conv1.y", "ln_post.y"])
     assert sorted(got) == ["conv1.y", "ln_post.y"]
     np.testing.assert_array_equal(got["ln_post.y"], encoder_edges(variant)["ln_post.y"])
-    got = xr.decoder_edges(model, tokens, got["ln_post.y"], only=["logits.y"])
+    memory = got["ln_post.y"]
+    got = xr.decoder_edges(model, tokens, memory, only=["logits.y"], phase="decode")
     assert list(got) == ["logits.y"]
+    got = xr.decoder_edges(model, tokens, memory, only=["prompt_logits.y"])
+    assert list(got) == ["prompt_logits.y"]
 
 
 @pytest.mark.parametrize("variant", ["tiny"])

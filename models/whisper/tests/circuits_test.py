@@ -97,6 +97,11 @@ def test_ir_geometry_facts(model):
     assert args_of(decode, "blocks.0.self_attn")["q_pos"] == "pos"
     # Fact 4: decode requires the cache, prefill fills it.
     assert decode["requires_cross_kv"] and not prefill["requires_cross_kv"]
+    # A prefill projects only the prompt rows it is asked for onto the vocabulary (a long-form
+    # prompt has ~200 rows; decoding needs one or two).
+    assert args_of(prefill, "prompt_logits")["M"] == "n_logit_rows"
+    assert [p["name"] for p in prefill["params"]] == ["tokens", "logit_rows", "n_logit_rows", "n_tokens", "cross_qk",
+                                                      "prompt_logits"]
 
 
 def test_beams_share_cross_kv_and_run_every_gemm_once_per_step(model):

@@ -61,7 +61,11 @@ class LibrariesTest(unittest.TestCase):
             self.assertEqual(dec.call("decode", dh, np.zeros(1, np.int32), 1, logits), abi.E_CROSS_KV_INVALID)
             self.assertEqual(dec.call("set_encoder_memory", dh, memory), abi.OK)
             tokens = np.array([vocab - 1000, 10, 20], np.int32)
-            self.assertEqual(dec.call("prefill", dh, tokens, 3, None, logits), abi.OK)
+            last = np.array([2], np.int32)
+            self.assertEqual(dec.call("prefill", dh, tokens, np.array([3], np.int32), 1, 3, None, logits),
+                             abi.E_KERNEL, "a logits row past the prompt is refused")
+            self.assertIn("outside", dec.call("last_error", dh).decode())
+            self.assertEqual(dec.call("prefill", dh, tokens, last, 1, 3, None, logits), abi.OK)
             for t in (30, 40):
                 self.assertEqual(dec.call("decode", dh, np.array([t], np.int32), 1, logits), abi.OK)
             self.assertEqual(dec.call("cross_kv_projections", dh), 1)

@@ -72,13 +72,20 @@ class ParityTest(unittest.TestCase):
         h = self.handle(self.dec)
         self.assertEqual(self.dec.call("set_encoder_memory", h, memory), abi.OK)
         full = np.zeros((len(tokens), self.dec.dim("n_vocab")), np.float32)
-        self.assertEqual(self.dec.call("prefill", h, tokens, len(tokens), None, full), abi.OK)
+        every = np.arange(len(tokens), dtype=np.int32)
+        self.assertEqual(self.dec.call("prefill", h, tokens, every, every.size, len(tokens), None, full), abi.OK)
         print(f"prefill logits relative max error {rel_err(full, ref):.2e}", file=sys.stderr)
         self.assertLess(rel_err(full, ref), LOGITS_REL)
+        # Only some rows, in any order, repeated: each is that position's logits.
+        rows = np.array([5, 0, 5], np.int32)
+        some = np.zeros((rows.size, full.shape[1]), np.float32)
+        self.assertEqual(self.dec.call("reset", h), abi.OK)
+        self.assertEqual(self.dec.call("prefill", h, tokens, rows, rows.size, len(tokens), None, some), abi.OK)
+        self.assertLess(rel_err(some, ref[rows]), LOGITS_REL)
         # Incremental: prefill two tokens, then one decode step per token.
         self.assertEqual(self.dec.call("reset", h), abi.OK)
         part = np.zeros((2, full.shape[1]), np.float32)
-        self.assertEqual(self.dec.call("prefill", h, tokens[:2], 2, None, part), abi.OK)
+        self.assertEqual(self.dec.call("prefill", h, tokens[:2], every[:2], 2, 2, None, part), abi.OK)
         step = np.zeros((1, full.shape[1]), np.float32)
         for i in range(2, len(tokens)):
             self.assertEqual(self.dec.call("decode", h, tokens[i:i + 1], 1, step), abi.OK)

@@ -35,11 +35,13 @@ def run_model(threads: int, mel: np.ndarray):
         vocab = dec.dim("n_vocab")
         out = {"memory": memory}
         rng = np.random.default_rng(7)
-        for n in (70, 3, 1):  # >= 2 chunks of rows; one chunk; the one-row (column split) path
+        # >= 2 chunks of rows; one chunk; the one-row (column split) path. The logits of every
+        # prompt row for 70 tokens, of two rows (reversed) for 3.
+        for n, rows in ((70, np.arange(70)), (3, np.array([2, 0])), (1, np.array([0]))):
             tokens = rng.integers(0, vocab - 1000, n).astype(np.int32)
-            logits = np.empty((n, vocab), np.float32)
+            logits = np.empty((rows.size, vocab), np.float32)
             dh("reset")
-            dh("prefill", tokens, n, None, logits)
+            dh("prefill", tokens, rows.astype(np.int32), rows.size, n, None, logits)
             out[f"prefill{n}"] = logits
             for k, t in enumerate((11, 220, 1000)):
                 step = np.empty((1, vocab), np.float32)

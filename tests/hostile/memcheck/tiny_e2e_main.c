@@ -129,7 +129,10 @@ int main(int argc, char** argv) {
   float* qk = alloc((size_t)(n_layers * n_heads * n_prompt * n_ctx) * sizeof(float));
   float* step = alloc((size_t)(2 * n_vocab) * sizeof(float));
   CHECK(ckw_tiny_decoder_set_encoder_memory(dec, memory), "set_encoder_memory");
-  CHECK(ckw_tiny_decoder_prefill(dec, kPrompt, n_prompt, qk, logits), "prefill with cross_qk");
+  int32_t every_row[sizeof kPrompt / sizeof kPrompt[0]];
+  for (int64_t i = 0; i < n_prompt; ++i) every_row[i] = (int32_t)i;
+  CHECK(ckw_tiny_decoder_prefill(dec, kPrompt, every_row, n_prompt, n_prompt, qk, logits),
+        "prefill with cross_qk, the logits of every row");
   int32_t tokens[MAX_TOKENS];
   int n = 0;
   tokens[n++] = argmax(logits + (n_prompt - 1) * n_vocab, n_vocab);
@@ -142,7 +145,8 @@ int main(int argc, char** argv) {
 
   // Two beams from the prompt (no cross_qk this time), swapped by a reorder, one more step each.
   CHECK(ckw_tiny_decoder_reset(dec), "reset");
-  CHECK(ckw_tiny_decoder_prefill(dec, kPrompt, n_prompt, NULL, logits), "prefill");
+  const int32_t last_row = (int32_t)(n_prompt - 1);
+  CHECK(ckw_tiny_decoder_prefill(dec, kPrompt, &last_row, 1, n_prompt, NULL, logits), "prefill, the last row's logits");
   const int32_t two[2] = {tokens[0], tokens[1 < n ? 1 : 0]}, swap[2] = {1, 0};
   CHECK(ckw_tiny_decoder_decode(dec, two, 2, step), "decode with 2 beams");
   CHECK(ckw_tiny_decoder_reorder(dec, swap, 2), "reorder");
