@@ -74,10 +74,10 @@ class TimestampRules:
 
         # Sample a timestamp when all of them together are likelier than any single other token.
         timestamps = logits[tb:].astype(np.float64)
-        others = logits[:tb].astype(np.float64)
         ts_max = timestamps.max(initial=-np.inf)
         if ts_max == -np.inf:
             return
         timestamp_logsumexp = ts_max + np.log(np.exp(timestamps - ts_max).sum())
-        if timestamp_logsumexp > others.max(initial=-np.inf):
+        # The largest other logit, exact in float32 (no float64 copy of the ~50k text logits).
+        if timestamp_logsumexp > float(logits[:tb].max(initial=-np.inf)):
             logits[:tb] = -np.inf
