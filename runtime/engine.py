@@ -113,13 +113,18 @@ class Decoder:
         picked = np.asarray(rows, dtype=np.int64)
         if picked.size == 0 or np.any((picked < -ids.size) | (picked >= ids.size)):
             raise ValueError(f"prefill rows {list(rows)}: each must index one of the {ids.size} prompt tokens")
-        picked = (picked % max(ids.size, 1)).astype(np.int32)
+        picked = (picked % ids.size).astype(np.int32)
         logits = np.empty((picked.size, self.n_vocab), np.float32)
-        self.handle("reset")
-        self.handle.call_named("prefill", tokens=ids, n_tokens=ids.size, logit_rows=picked, n_logit_rows=picked.size,
-                               cross_qk=None, prompt_logits=logits)
+        self._run_prefill(ids, picked, None, logits)
         self.calls["prefill"] += time.perf_counter() - t0
         return logits
+
+    def _run_prefill(self, ids: np.ndarray, rows: np.ndarray, cross_qk, logits: np.ndarray) -> None:
+        """A new sequence from position 0: the logits of prompt positions `rows` (int32, each in
+        [0, ids.size)) into `logits`, the cross-attention logits into `cross_qk` unless None."""
+        self.handle("reset")
+        self.handle.call_named("prefill", tokens=ids, n_tokens=ids.size, logit_rows=rows, n_logit_rows=rows.size,
+                               cross_qk=cross_qk, prompt_logits=logits)
 
     def decode(self, token: int) -> np.ndarray:
         return self.decode_batch([token])[0]
@@ -145,9 +150,7 @@ class Decoder:
         logits = np.empty((ids.size, self.n_vocab), np.float32)
         qk = np.empty((self.lib.dim("n_layers"), self.lib.dim("n_heads"), ids.size, self.lib.dim("n_audio")),
                       np.float32)
-        self.handle("reset")
-        self.handle.call_named("prefill", tokens=ids, n_tokens=ids.size, logit_rows=np.arange(ids.size, dtype=np.int32),
-                               n_logit_rows=ids.size, cross_qk=qk, prompt_logits=logits)
+        self._run_prefill(ids, np.arange(ids.size, dtype=np.int32), qk, logits)
         self.calls["prefill"] += time.perf_counter() - t0
         return logits, qk
 

@@ -174,9 +174,10 @@ def encoder_edges(model, mel, only: Optional[Iterable[str]] = None) -> Edges:
     return rec.edges
 
 
-# The edges a phase names after the final norm, as (edge, the forward pass's edge it equals). A
-# prefill asked for the logits of every prompt row: its row pick is the final norm itself.
-PHASE_LOGITS = {"prefill": (("logit_rows.dst", "ln.y"), ("prompt_logits.y", "logits.y")), "decode": ()}
+# The vocabulary projection's edge as each entry point reports it. A prefill asked for the logits
+# of every prompt row (as an X-ray asks) also reports its row pick, which is the final norm itself.
+LOGITS_EDGE = {"prefill": "prompt_logits.y", "decode": "logits.y"}
+ROW_PICK, ROW_PICK_SOURCE = "logit_rows.dst", "ln.y"
 
 
 def decoder_edges(model, tokens: Sequence[int], memory, first_row: int = 0,
@@ -186,8 +187,8 @@ def decoder_edges(model, tokens: Sequence[int], memory, first_row: int = 0,
     `phase` names the vocabulary projection as that entry point reports it: a prefill asked for
     the logits of every prompt row (`logit_rows.dst` = ln.y, `prompt_logits.y`), or a decode
     step (`logits.y`)."""
-    if phase not in PHASE_LOGITS:
-        raise ValueError(f"phase {phase!r}: the decoder's forward entry points are {', '.join(PHASE_LOGITS)}")
+    if phase not in LOGITS_EDGE:
+        raise ValueError(f"phase {phase!r}: the decoder's forward entry points are {', '.join(LOGITS_EDGE)}")
     dec = model.decoder
     tokens = [int(t) for t in tokens]
     if not 1 <= len(tokens) <= model.dims.n_text_ctx:
@@ -198,15 +199,15 @@ def decoder_edges(model, tokens: Sequence[int], memory, first_row: int = 0,
     want = (model.dims.n_audio_ctx, model.dims.n_text_state)
     if tuple(m.shape) != want:
         raise ValueError(f"encoder memory has shape {tuple(m.shape)}; the decoder needs {want}")
-    aliases = PHASE_LOGITS[phase]
-    if only is not None:
-        only = set(only) | {source for alias, source in aliases if alias in only}
+    pick = phase == "prefill"
+    if only is not None and pick and ROW_PICK in only:
+        only = set(only) | {ROW_PICK_SOURCE}
     with _Recorder(_keep_fn(only)) as rec:
         rec.input(dec.blocks[0], "embed.y")
         for i, block in enumerate(dec.blocks):
             _block_hooks(rec, block, f"blocks.{i}.", cross=True)
         rec.output(dec.ln, "ln.y")
-        rec.output(dec, "logits.y")
+        rec.output(dec, LOGITS_EDGE[phase])
         with torch.no_grad():
             dec(torch.tensor([tokens], dtype=torch.long), m.float()[None])
     edges = rec.edges
@@ -219,11 +220,8 @@ def decoder_edges(model, tokens: Sequence[int], memory, first_row: int = 0,
         if f"{p}cross_q_proj.y" in edges and f"{p}cross_k_proj.y" in edges and \
                 (rec._keep is None or rec._keep(f"{p}cross_qk.s")):
             edges[f"{p}cross_qk.s"] = _attention_logits(edges[f"{p}cross_q_proj.y"], edges[f"{p}cross_k_proj.y"], heads)
-    for alias, source in aliases:
-        if source in edges and (rec._keep is None or rec._keep(alias)):
-            edges[alias] = edges[source]
-    if phase == "prefill":
-        edges.pop("logits.y", None)  # the prefill's projection is prompt_logits.y
+    if pick and ROW_PICK_SOURCE in edges and (rec._keep is None or rec._keep(ROW_PICK)):
+        edges[ROW_PICK] = edges[ROW_PICK_SOURCE]
     if first_row:
         for name in edges:
             if name.endswith(".cross_qk.s"):
