@@ -34,17 +34,22 @@
   X(amx, name)
 
 void ckw_bf16w_gemm_nt_core__scalar(float* y, const float* x, const uint16_t* w, const float* b, const float* r,
+                                    float* pack, int64_t pack_floats,
                                     int64_t M, int64_t N, int64_t K, int64_t ldy, int epi);
 void ckw_bf16w_gemm_nt_core__avx2(float* y, const float* x, const uint16_t* w, const float* b, const float* r,
+                                  float* pack, int64_t pack_floats,
                                   int64_t M, int64_t N, int64_t K, int64_t ldy, int epi);
 void ckw_bf16w_gemm_nt_core__avx512(float* y, const float* x, const uint16_t* w, const float* b, const float* r,
+                                    float* pack, int64_t pack_floats,
                                     int64_t M, int64_t N, int64_t K, int64_t ldy, int epi);
 void ckw_bf16w_gemm_nt_core__avx512bf16(float* y, const float* x, const uint16_t* w, const float* b, const float* r,
+                                        float* pack, int64_t pack_floats,
                                         int64_t M, int64_t N, int64_t K, int64_t ldy, int epi);
 void ckw_bf16w_gemm_nt_core__amx(float* y, const float* x, const uint16_t* w, const float* b, const float* r,
+                                 float* pack, int64_t pack_floats,
                                  int64_t M, int64_t N, int64_t K, int64_t ldy, int epi);
 // Best available path for this CPU.
-void ckw_bf16w_gemm_nt_core(float* y, const float* x, const uint16_t* w, const float* b, const float* r, int64_t M,
+void ckw_bf16w_gemm_nt_core(float* y, const float* x, const uint16_t* w, const float* b, const float* r, float* pack, int64_t pack_floats, int64_t M,
                             int64_t N, int64_t K, int64_t ldy, int epi);
 
 #endif  // CKW_KERNELS_COMMON_BF16W_GEMM_NT_CORE_H_

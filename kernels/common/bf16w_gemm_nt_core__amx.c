@@ -135,11 +135,12 @@ static AMX_FN void amx_gemm_(float* y, const float* x, const uint16_t* w, const 
 }
 
 void ckw_bf16w_gemm_nt_core__amx(float* y, const float* x, const uint16_t* w, const float* b, const float* r,
-                                 int64_t M, int64_t N, int64_t K, int64_t ldy, int epi) {
+                                 float* pack, int64_t pack_floats, int64_t M, int64_t N, int64_t K, int64_t ldy,
+                                 int epi) {
   const int64_t rows_max = (epi & CKW_GEMM_ONE_ROW_DOT) ? 1 : CKW_GEMM_ROWS_MAX;
   if (M <= rows_max || N <= 0 || K > K_MAX) {  // K > K_MAX: depends on K alone, so every split agrees
-    (M <= rows_max ? ckw_bf16w_gemm_nt_core__avx512bf16 : ckw_bf16w_gemm_nt_core__avx512)(y, x, w, b, r, M, N, K,
-                                                                                           ldy, epi);
+    (M <= rows_max ? ckw_bf16w_gemm_nt_core__avx512bf16 : ckw_bf16w_gemm_nt_core__avx512)(y, x, w, b, r, pack, pack_floats,
+                                                                                           M, N, K, ldy, epi);
     return;
   }
   amx_gemm_(y, x, w, b, r, M, N, K < 0 ? 0 : K, ldy, epi & ~CKW_GEMM_ONE_ROW_DOT);

@@ -42,7 +42,7 @@ static void conv(float* y, const float* x, const float* w, const float* b, float
   for (int64_t t = 0; t < Tout;) {
     const int64_t rows = Tout - t <= CKW_F32_CONV1D_K3_BLOCK + 1 ? Tout - t : CKW_F32_CONV1D_K3_BLOCK;
     im2col(scratch, x, Cin, Tin, t0 + t, rows, stride);
-    ckw_f32_gemm_nt_core(y + t * Cout, scratch, w, b, NULL, rows, Cout, Cin * 3, Cout, epi | CKW_GEMM_ONE_ROW_DOT);
+    ckw_f32_gemm_nt_core(y + t * Cout, scratch, w, b, NULL, NULL, 0, rows, Cout, Cin * 3, Cout, epi | CKW_GEMM_ONE_ROW_DOT);
     t += rows;
   }
 }

@@ -12,20 +12,20 @@
 #define ENTRIES_(sfx)                                                                                          \
   void ckw_bf16w_gemm_nt##sfx(float* restrict y, const float* restrict x, const uint16_t* restrict w, int64_t M, \
                               int64_t N, int64_t K, int64_t ldy) {                                             \
-    ckw_bf16w_gemm_nt_core##sfx(y, x, w, NULL, NULL, M, N, K, ldy, CKW_GEMM_EPI_PLAIN);                        \
+    ckw_bf16w_gemm_nt_core##sfx(y, x, w, NULL, NULL, NULL, 0, M, N, K, ldy, CKW_GEMM_EPI_PLAIN);                        \
   }                                                                                                            \
   void ckw_bf16w_gemm_nt_bias##sfx(float* restrict y, const float* restrict x, const uint16_t* restrict w,      \
                                    const float* restrict b, int64_t M, int64_t N, int64_t K, int64_t ldy) {    \
-    ckw_bf16w_gemm_nt_core##sfx(y, x, w, b, NULL, M, N, K, ldy, CKW_GEMM_EPI_PLAIN);                           \
+    ckw_bf16w_gemm_nt_core##sfx(y, x, w, b, NULL, NULL, 0, M, N, K, ldy, CKW_GEMM_EPI_PLAIN);                           \
   }                                                                                                            \
   void ckw_bf16w_gemm_nt_bias_gelu##sfx(float* restrict y, const float* restrict x, const uint16_t* restrict w, \
                                         const float* restrict b, int64_t M, int64_t N, int64_t K, int64_t ldy) { \
-    ckw_bf16w_gemm_nt_core##sfx(y, x, w, b, NULL, M, N, K, ldy, CKW_GEMM_EPI_GELU);                            \
+    ckw_bf16w_gemm_nt_core##sfx(y, x, w, b, NULL, NULL, 0, M, N, K, ldy, CKW_GEMM_EPI_GELU);                            \
   }                                                                                                            \
   void ckw_bf16w_gemm_nt_bias_residual##sfx(float* y, const float* restrict x, const uint16_t* restrict w,     \
                                             const float* restrict b, const float* r, int64_t M, int64_t N,     \
                                             int64_t K, int64_t ldy) {                                          \
-    ckw_bf16w_gemm_nt_core##sfx(y, x, w, b, r, M, N, K, ldy, CKW_GEMM_EPI_RESIDUAL);                           \
+    ckw_bf16w_gemm_nt_core##sfx(y, x, w, b, r, NULL, 0, M, N, K, ldy, CKW_GEMM_EPI_RESIDUAL);                           \
   }
 #define ISA_ENTRIES_(isa, unused) ENTRIES_(__##isa)
 

@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
     int reps = bench ? (int)(2e9 / (flop + 1e6)) + 3 : 1;
     if (reps > 2000) reps = 2000;
     double t;
-    CKW_BENCH_BEST(t, reps, ckw_f32_gemm_nt_core(y, x, wf, b, NULL, M, N, K, N, CKW_GEMM_EPI_PLAIN));
+    CKW_BENCH_BEST(t, reps, ckw_f32_gemm_nt_core(y, x, wf, b, NULL, NULL, 0, M, N, K, N, CKW_GEMM_EPI_PLAIN));
     if (bench) printf("%-24s %5lld %6lld %5lld %9.1f", shapes[s].label, (long long)M, (long long)N, (long long)K,
                       flop / t * 1e-9);
     for (int p = 0; p < npaths; ++p) {

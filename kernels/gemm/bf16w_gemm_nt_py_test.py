@@ -44,7 +44,7 @@ class Bf16wGemmTest(unittest.TestCase):
                     continue
                 y16, y32 = np.empty((m, n), np.float32), np.empty((m, n), np.float32)
                 getattr(BF16, "ckw_bf16w_gemm_nt_bias_gelu" + isa)(y16, x, w16, b, m, n, k, n)
-                getattr(F32, "ckw_f32_gemm_nt_bias_gelu" + isa)(y32, x, w32, b, m, n, k, n)
+                getattr(F32, "ckw_f32_gemm_nt_bias_gelu" + isa)(y32, x, w32, b, np.zeros(1 << 18, np.float32), m, n, k, n)
                 np.testing.assert_array_equal(y16.view(np.uint32), y32.view(np.uint32), err_msg=f"{isa} {m}x{n}x{k}")
 
     def test_logits_full_vocab(self):

@@ -39,26 +39,26 @@ typedef void (*plain_fn)(float*, const float*, const uint16_t*, int64_t, int64_t
 typedef void (*bias_fn)(float*, const float*, const uint16_t*, const float*, int64_t, int64_t, int64_t, int64_t);
 typedef void (*res_fn)(float*, const float*, const uint16_t*, const float*, const float*, int64_t, int64_t, int64_t,
                        int64_t);
-typedef void (*f32_core_fn)(float*, const float*, const float*, const float*, const float*, int64_t, int64_t, int64_t,
-                            int64_t, int);
+typedef void (*f32_core_fn)(float*, const float*, const float*, const float*, const float*, float*, int64_t, int64_t,
+                            int64_t, int64_t, int64_t, int);
 
 #ifdef CKW_TEST_AVX512_EMULATION
-void ckw_bf16w_gemm_nt_core__avx512emu(float*, const float*, const uint16_t*, const float*, const float*, int64_t,
+void ckw_bf16w_gemm_nt_core__avx512emu(float*, const float*, const uint16_t*, const float*, const float*, float*, int64_t, int64_t,
                                        int64_t, int64_t, int64_t, int);
 static void emu_plain(float* y, const float* x, const uint16_t* w, int64_t M, int64_t N, int64_t K, int64_t ldy) {
-  ckw_bf16w_gemm_nt_core__avx512emu(y, x, w, NULL, NULL, M, N, K, ldy, CKW_GEMM_EPI_PLAIN);
+  ckw_bf16w_gemm_nt_core__avx512emu(y, x, w, NULL, NULL, NULL, 0, M, N, K, ldy, CKW_GEMM_EPI_PLAIN);
 }
 static void emu_bias(float* y, const float* x, const uint16_t* w, const float* b, int64_t M, int64_t N, int64_t K,
                      int64_t ldy) {
-  ckw_bf16w_gemm_nt_core__avx512emu(y, x, w, b, NULL, M, N, K, ldy, CKW_GEMM_EPI_PLAIN);
+  ckw_bf16w_gemm_nt_core__avx512emu(y, x, w, b, NULL, NULL, 0, M, N, K, ldy, CKW_GEMM_EPI_PLAIN);
 }
 static void emu_gelu(float* y, const float* x, const uint16_t* w, const float* b, int64_t M, int64_t N, int64_t K,
                      int64_t ldy) {
-  ckw_bf16w_gemm_nt_core__avx512emu(y, x, w, b, NULL, M, N, K, ldy, CKW_GEMM_EPI_GELU);
+  ckw_bf16w_gemm_nt_core__avx512emu(y, x, w, b, NULL, NULL, 0, M, N, K, ldy, CKW_GEMM_EPI_GELU);
 }
 static void emu_res(float* y, const float* x, const uint16_t* w, const float* b, const float* r, int64_t M, int64_t N,
                     int64_t K, int64_t ldy) {
-  ckw_bf16w_gemm_nt_core__avx512emu(y, x, w, b, r, M, N, K, ldy, CKW_GEMM_EPI_RESIDUAL);
+  ckw_bf16w_gemm_nt_core__avx512emu(y, x, w, b, r, NULL, 0, M, N, K, ldy, CKW_GEMM_EPI_RESIDUAL);
 }
 #endif
 
@@ -139,7 +139,7 @@ static int run_case(const isa_t* isa, int kind, int64_t M, int64_t N, int64_t K,
   }
   if (ok && isa->peer) {  // exact widening: the f32 engine's bits on the widened weights
     memcpy(other, r, sizeof(float) * M * N);
-    isa->peer(other, x, wf, kind == PLAIN ? NULL : b, other, M, N, K, N, kEpi[kind]);
+    isa->peer(other, x, wf, kind == PLAIN ? NULL : b, other, NULL, 0, M, N, K, N, kEpi[kind]);
     if (memcmp(other, yo, sizeof(float) * M * N) != 0) {
       fprintf(stderr, "%s: differs from the f32 engine on the widened weights\n", what);
       ok = 0;

@@ -1,6 +1,7 @@
 // ckw_f32_gemm_nt (op kind "logits"): y = x W^T without bias; with W = the token-embedding table [vocab, d] this is
 // Whisper's tied-embedding logits.
 // x [M, K], w [N, K] (row-major, as stored in the checkpoint), y [M, N]; any M, N, K >= 0.
+// scratch: CKW_GEMM_PACK_BYTES (f32_gemm_nt_core.h; the map's scratch:) for packing W once per call, or NULL.
 // The un-suffixed entry picks the best ISA at run time; the suffixed ones are for tests.
 #ifndef CKW_KERNELS_GEMM_F32_GEMM_NT_H_
 #define CKW_KERNELS_GEMM_F32_GEMM_NT_H_
@@ -11,10 +12,10 @@
 extern "C" {
 #endif
 
-void ckw_f32_gemm_nt(float* restrict y, const float* restrict x, const float* restrict w, int64_t M, int64_t N, int64_t K, int64_t ldy);
-void ckw_f32_gemm_nt__scalar(float* restrict y, const float* restrict x, const float* restrict w, int64_t M, int64_t N, int64_t K, int64_t ldy);
-void ckw_f32_gemm_nt__avx2(float* restrict y, const float* restrict x, const float* restrict w, int64_t M, int64_t N, int64_t K, int64_t ldy);
-void ckw_f32_gemm_nt__avx512(float* restrict y, const float* restrict x, const float* restrict w, int64_t M, int64_t N, int64_t K, int64_t ldy);
+void ckw_f32_gemm_nt(float* restrict y, const float* restrict x, const float* restrict w, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy);
+void ckw_f32_gemm_nt__scalar(float* restrict y, const float* restrict x, const float* restrict w, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy);
+void ckw_f32_gemm_nt__avx2(float* restrict y, const float* restrict x, const float* restrict w, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy);
+void ckw_f32_gemm_nt__avx512(float* restrict y, const float* restrict x, const float* restrict w, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy);
 
 #ifdef __cplusplus
 }

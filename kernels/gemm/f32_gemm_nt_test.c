@@ -21,22 +21,23 @@
 // Built a second time with CKW_TEST_AVX512_EMULATION (the *_avx512emu_test target) to run the
 // AVX-512 template through kernels/common/avx512_emulation.h on CPUs without AVX-512.
 #ifdef CKW_TEST_AVX512_EMULATION
-void ckw_f32_gemm_nt_core__avx512emu(float*, const float*, const float*, const float*, const float*, int64_t, int64_t,
-                                     int64_t, int64_t, int);
-static void emu_plain(float* y, const float* x, const float* w, int64_t M, int64_t N, int64_t K, int64_t ldy) {
-  ckw_f32_gemm_nt_core__avx512emu(y, x, w, NULL, NULL, M, N, K, ldy, CKW_GEMM_EPI_PLAIN);
+void ckw_f32_gemm_nt_core__avx512emu(float*, const float*, const float*, const float*, const float*, float*, int64_t,
+                                     int64_t, int64_t, int64_t, int64_t, int);
+#define PACK_FLOATS (CKW_GEMM_PACK_BYTES / (int64_t)sizeof(float))
+static void emu_plain(float* y, const float* x, const float* w, float* s, int64_t M, int64_t N, int64_t K, int64_t ldy) {
+  ckw_f32_gemm_nt_core__avx512emu(y, x, w, NULL, NULL, s, PACK_FLOATS, M, N, K, ldy, CKW_GEMM_EPI_PLAIN);
 }
-static void emu_bias(float* y, const float* x, const float* w, const float* b, int64_t M, int64_t N, int64_t K,
+static void emu_bias(float* y, const float* x, const float* w, const float* b, float* s, int64_t M, int64_t N, int64_t K,
                      int64_t ldy) {
-  ckw_f32_gemm_nt_core__avx512emu(y, x, w, b, NULL, M, N, K, ldy, CKW_GEMM_EPI_PLAIN);
+  ckw_f32_gemm_nt_core__avx512emu(y, x, w, b, NULL, s, PACK_FLOATS, M, N, K, ldy, CKW_GEMM_EPI_PLAIN);
 }
-static void emu_gelu(float* y, const float* x, const float* w, const float* b, int64_t M, int64_t N, int64_t K,
+static void emu_gelu(float* y, const float* x, const float* w, const float* b, float* s, int64_t M, int64_t N, int64_t K,
                      int64_t ldy) {
-  ckw_f32_gemm_nt_core__avx512emu(y, x, w, b, NULL, M, N, K, ldy, CKW_GEMM_EPI_GELU);
+  ckw_f32_gemm_nt_core__avx512emu(y, x, w, b, NULL, s, PACK_FLOATS, M, N, K, ldy, CKW_GEMM_EPI_GELU);
 }
-static void emu_res(float* y, const float* x, const float* w, const float* b, const float* r, int64_t M, int64_t N,
+static void emu_res(float* y, const float* x, const float* w, const float* b, const float* r, float* s, int64_t M, int64_t N,
                     int64_t K, int64_t ldy) {
-  ckw_f32_gemm_nt_core__avx512emu(y, x, w, b, r, M, N, K, ldy, CKW_GEMM_EPI_RESIDUAL);
+  ckw_f32_gemm_nt_core__avx512emu(y, x, w, b, r, s, PACK_FLOATS, M, N, K, ldy, CKW_GEMM_EPI_RESIDUAL);
 }
 #endif
 
@@ -48,10 +49,13 @@ _Static_assert(CKW_F32_GEMM_NT_BIAS_TOLERANCE_C == TOL_C && CKW_F32_GEMM_NT_BIAS
 #define GUARD 37
 #define SENTINEL 12345.0f
 
+// The scratch every kernel call gets: the size the maps declare.
+static float g_scratch[CKW_GEMM_PACK_BYTES / sizeof(float)];
 
-typedef void (*plain_fn)(float*, const float*, const float*, int64_t, int64_t, int64_t, int64_t);
-typedef void (*bias_fn)(float*, const float*, const float*, const float*, int64_t, int64_t, int64_t, int64_t);
-typedef void (*res_fn)(float*, const float*, const float*, const float*, const float*, int64_t, int64_t,
+
+typedef void (*plain_fn)(float*, const float*, const float*, float*, int64_t, int64_t, int64_t, int64_t);
+typedef void (*bias_fn)(float*, const float*, const float*, const float*, float*, int64_t, int64_t, int64_t, int64_t);
+typedef void (*res_fn)(float*, const float*, const float*, const float*, const float*, float*, int64_t, int64_t,
                        int64_t, int64_t);
 
 typedef struct {
@@ -100,10 +104,10 @@ static int run_case(const isa_t* isa, int kind, int64_t M, int64_t N, int64_t K,
   }
   if (in_place) memcpy(yo, r, sizeof(float) * M * N);
   switch (kind) {
-    case PLAIN: isa->plain(yo, x, w, M, N, K, N); break;
-    case BIAS: isa->bias(yo, x, w, b, M, N, K, N); break;
-    case GELU: isa->gelu(yo, x, w, b, M, N, K, N); break;
-    case RESIDUAL: isa->res(yo, x, w, b, in_place ? yo : r, M, N, K, N); break;
+    case PLAIN: isa->plain(yo, x, w, g_scratch, M, N, K, N); break;
+    case BIAS: isa->bias(yo, x, w, b, g_scratch, M, N, K, N); break;
+    case GELU: isa->gelu(yo, x, w, b, g_scratch, M, N, K, N); break;
+    case RESIDUAL: isa->res(yo, x, w, b, in_place ? yo : r, g_scratch, M, N, K, N); break;
   }
   char what[160];
   snprintf(what, sizeof what, "%s %s M=%lld N=%lld K=%lld%s", isa->isa, kKindName[kind], (long long)M,
@@ -121,10 +125,10 @@ static int run_case(const isa_t* isa, int kind, int64_t M, int64_t N, int64_t K,
     for (int64_t m = 0; m < M && ok; ++m) {
       const float *xm = x + m * K, *rm = r + m * N;
       switch (kind) {
-        case PLAIN: isa->plain(one, xm, w, 1, N, K, N); break;
-        case BIAS: isa->bias(one, xm, w, b, 1, N, K, N); break;
-        case GELU: isa->gelu(one, xm, w, b, 1, N, K, N); break;
-        case RESIDUAL: isa->res(one, xm, w, b, rm, 1, N, K, N); break;
+        case PLAIN: isa->plain(one, xm, w, g_scratch, 1, N, K, N); break;
+        case BIAS: isa->bias(one, xm, w, b, g_scratch, 1, N, K, N); break;
+        case GELU: isa->gelu(one, xm, w, b, g_scratch, 1, N, K, N); break;
+        case RESIDUAL: isa->res(one, xm, w, b, rm, g_scratch, 1, N, K, N); break;
       }
       if (memcmp(one, yo + m * N, sizeof(float) * N) != 0) {
         fprintf(stderr, "%s: row %lld differs from the same row computed alone\n", what, (long long)m);
@@ -163,11 +167,45 @@ static int run_case(const isa_t* isa, int kind, int64_t M, int64_t N, int64_t K,
 static void call_columns(const isa_t* isa, int kind, float* y, const float* x, const float* w, const float* b,
                          const float* r, int64_t M, int64_t n0, int64_t n, int64_t K, int64_t ldy) {
   switch (kind) {
-    case PLAIN: isa->plain(y + n0, x, w + n0 * K, M, n, K, ldy); break;
-    case BIAS: isa->bias(y + n0, x, w + n0 * K, b + n0, M, n, K, ldy); break;
-    case GELU: isa->gelu(y + n0, x, w + n0 * K, b + n0, M, n, K, ldy); break;
-    case RESIDUAL: isa->res(y + n0, x, w + n0 * K, b + n0, r + n0, M, n, K, ldy); break;
+    case PLAIN: isa->plain(y + n0, x, w + n0 * K, g_scratch, M, n, K, ldy); break;
+    case BIAS: isa->bias(y + n0, x, w + n0 * K, b + n0, g_scratch, M, n, K, ldy); break;
+    case GELU: isa->gelu(y + n0, x, w + n0 * K, b + n0, g_scratch, M, n, K, ldy); break;
+    case RESIDUAL: isa->res(y + n0, x, w + n0 * K, b + n0, r + n0, g_scratch, M, n, K, ldy); break;
   }
+}
+
+// Scratch too small for all of W: W packed in several column blocks (of 1, 2 or 3 panels; the
+// last one partial), each reused by every row block. Must give the bits of the call without
+// scratch (every panel packed per row block), for every epilogue.
+static int check_pack_blocks(const char* isa, void (*core)(float*, const float*, const float*, const float*,
+                                                            const float*, float*, int64_t, int64_t, int64_t, int64_t,
+                                                            int64_t, int)) {
+  static const int64_t shapes[][3] = {{150, 200, 100}, {290, 50, 33}, {140, 97, 300}, {129, 33, 8}};
+  int ok = 1;
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
+    const int64_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+    float *x = malloc(sizeof(float) * M * K), *w = malloc(sizeof(float) * N * K), *b = malloc(sizeof(float) * N);
+    float *r = malloc(sizeof(float) * M * N), *want = malloc(sizeof(float) * M * N), *got = malloc(sizeof(float) * M * N);
+    for (int64_t i = 0; i < M * K; ++i) x[i] = frand();
+    for (int64_t i = 0; i < N * K; ++i) w[i] = frand();
+    for (int64_t i = 0; i < N; ++i) b[i] = frand();
+    for (int64_t i = 0; i < M * N; ++i) r[i] = frand();
+    for (int epi = CKW_GEMM_EPI_PLAIN; epi <= CKW_GEMM_EPI_RESIDUAL; ++epi) {
+      for (int64_t panels = 1; panels <= 3; ++panels) {
+        const int64_t budget = panels * 32 * K + 5;  // whole panels of 32 (avx512) or 16 (avx2) columns
+        core(want, x, w, b, r, NULL, 0, M, N, K, N, epi);
+        core(got, x, w, b, r, g_scratch, budget, M, N, K, N, epi);
+        if (memcmp(want, got, sizeof(float) * M * N) != 0) {
+          printf("FAIL %s pack blocks M=%lld N=%lld K=%lld epi=%d budget=%lld floats: bits differ from the unpacked call\n",
+                 isa, (long long)M, (long long)N, (long long)K, epi, (long long)budget);
+          ok = 0;
+        }
+      }
+    }
+    free(x), free(w), free(b), free(r), free(want), free(got);
+  }
+  printf("%s: %s column-blocked packing\n", ok ? "ok" : "FAIL", isa);
+  return ok;
 }
 
 int main(void) {
@@ -184,5 +222,21 @@ int main(void) {
       {"avx512-emulated", 1, 1, emu_plain, emu_bias, emu_gelu, emu_res},
 #endif
   };
-  return GEMM_TEST_RUN_ALL(isas, run_case, "gemm");
+  int failed = GEMM_TEST_RUN_ALL(isas, run_case, "gemm");
+  typedef void (*core_fn)(float*, const float*, const float*, const float*, const float*, float*, int64_t, int64_t,
+                          int64_t, int64_t, int64_t, int);
+  const struct {
+    const char* isa;
+    int available;
+    core_fn core;
+  } cores[] = {
+      {"avx2", ckw_cpu_has_avx2(), ckw_f32_gemm_nt_core__avx2},
+      {"avx512", ckw_cpu_has_avx512(), ckw_f32_gemm_nt_core__avx512},
+#ifdef CKW_TEST_AVX512_EMULATION
+      {"avx512-emulated", 1, ckw_f32_gemm_nt_core__avx512emu},
+#endif
+  };
+  for (size_t i = 0; i < sizeof cores / sizeof cores[0]; ++i)
+    if (cores[i].available) failed |= !check_pack_blocks(cores[i].isa, cores[i].core);
+  return failed;
 }
