@@ -13,12 +13,12 @@
 extern "C" {
 #endif
 
-void ckw_bf16w_gemm_nt(float* restrict y, const float* restrict x, const uint16_t* restrict w, int64_t M, int64_t N, int64_t K, int64_t ldy);
-void ckw_bf16w_gemm_nt__scalar(float* restrict y, const float* restrict x, const uint16_t* restrict w, int64_t M, int64_t N, int64_t K, int64_t ldy);
-void ckw_bf16w_gemm_nt__avx2(float* restrict y, const float* restrict x, const uint16_t* restrict w, int64_t M, int64_t N, int64_t K, int64_t ldy);
-void ckw_bf16w_gemm_nt__avx512(float* restrict y, const float* restrict x, const uint16_t* restrict w, int64_t M, int64_t N, int64_t K, int64_t ldy);
-void ckw_bf16w_gemm_nt__avx512bf16(float* restrict y, const float* restrict x, const uint16_t* restrict w, int64_t M, int64_t N, int64_t K, int64_t ldy);
-void ckw_bf16w_gemm_nt__amx(float* restrict y, const float* restrict x, const uint16_t* restrict w, int64_t M, int64_t N, int64_t K, int64_t ldy);
+void ckw_bf16w_gemm_nt(float* restrict y, const float* restrict x, const uint16_t* restrict w, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy);
+void ckw_bf16w_gemm_nt__scalar(float* restrict y, const float* restrict x, const uint16_t* restrict w, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy);
+void ckw_bf16w_gemm_nt__avx2(float* restrict y, const float* restrict x, const uint16_t* restrict w, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy);
+void ckw_bf16w_gemm_nt__avx512(float* restrict y, const float* restrict x, const uint16_t* restrict w, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy);
+void ckw_bf16w_gemm_nt__avx512bf16(float* restrict y, const float* restrict x, const uint16_t* restrict w, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy);
+void ckw_bf16w_gemm_nt__amx(float* restrict y, const float* restrict x, const uint16_t* restrict w, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy);
 
 #ifdef __cplusplus
 }

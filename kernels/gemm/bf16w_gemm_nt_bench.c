@@ -13,7 +13,10 @@
 #include "kernels/gemm/bf16w_gemm_nt_bias.h"
 #include "kernels/gemm/bf16w_gemm_nt_contract.h"
 
-typedef void (*bias_fn)(float*, const float*, const uint16_t*, const float*, int64_t, int64_t, int64_t, int64_t);
+typedef void (*bias_fn)(float*, const float*, const uint16_t*, const float*, float*, int64_t, int64_t, int64_t, int64_t);
+
+// The scratch the maps declare; the f32 column gets the same.
+static float g_scratch[CKW_GEMM_PACK_BYTES / sizeof(float)];
 
 int main(int argc, char** argv) {
   const int bench = ckw_bench_requested(argc, argv);
@@ -62,7 +65,7 @@ int main(int argc, char** argv) {
     int reps = bench ? (int)(2e9 / (flop + 1e6)) + 3 : 1;
     if (reps > 2000) reps = 2000;
     double t;
-    CKW_BENCH_BEST(t, reps, ckw_f32_gemm_nt_core(y, x, wf, b, NULL, NULL, 0, M, N, K, N, CKW_GEMM_EPI_PLAIN));
+    CKW_BENCH_BEST(t, reps, ckw_f32_gemm_nt_core(y, x, wf, b, NULL, g_scratch, CKW_GEMM_PACK_BYTES / sizeof(float), M, N, K, N, CKW_GEMM_EPI_PLAIN));
     if (bench) printf("%-24s %5lld %6lld %5lld %9.1f", shapes[s].label, (long long)M, (long long)N, (long long)K,
                       flop / t * 1e-9);
     for (int p = 0; p < npaths; ++p) {
@@ -70,7 +73,7 @@ int main(int argc, char** argv) {
         if (bench) printf(" %10s", "-");
         continue;
       }
-      CKW_BENCH_BEST(t, reps, paths[p].f(y, x, w, b, M, N, K, N));
+      CKW_BENCH_BEST(t, reps, paths[p].f(y, x, w, b, g_scratch, M, N, K, N));
       for (int64_t i = 0; i < M * N; ++i) bad |= !isfinite(y[i]);
       if (bench) printf(" %10.1f", flop / t * 1e-9);
     }

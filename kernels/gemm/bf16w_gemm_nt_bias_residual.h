@@ -13,12 +13,12 @@
 extern "C" {
 #endif
 
-void ckw_bf16w_gemm_nt_bias_residual(float* y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, const float* r, int64_t M, int64_t N, int64_t K, int64_t ldy);
-void ckw_bf16w_gemm_nt_bias_residual__scalar(float* y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, const float* r, int64_t M, int64_t N, int64_t K, int64_t ldy);
-void ckw_bf16w_gemm_nt_bias_residual__avx2(float* y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, const float* r, int64_t M, int64_t N, int64_t K, int64_t ldy);
-void ckw_bf16w_gemm_nt_bias_residual__avx512(float* y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, const float* r, int64_t M, int64_t N, int64_t K, int64_t ldy);
-void ckw_bf16w_gemm_nt_bias_residual__avx512bf16(float* y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, const float* r, int64_t M, int64_t N, int64_t K, int64_t ldy);
-void ckw_bf16w_gemm_nt_bias_residual__amx(float* y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, const float* r, int64_t M, int64_t N, int64_t K, int64_t ldy);
+void ckw_bf16w_gemm_nt_bias_residual(float* y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, const float* r, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy);
+void ckw_bf16w_gemm_nt_bias_residual__scalar(float* y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, const float* r, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy);
+void ckw_bf16w_gemm_nt_bias_residual__avx2(float* y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, const float* r, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy);
+void ckw_bf16w_gemm_nt_bias_residual__avx512(float* y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, const float* r, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy);
+void ckw_bf16w_gemm_nt_bias_residual__avx512bf16(float* y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, const float* r, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy);
+void ckw_bf16w_gemm_nt_bias_residual__amx(float* y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, const float* r, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy);
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,8 @@ NAMES = ("gemm_nt", "gemm_nt_bias", "gemm_nt_bias_gelu", "gemm_nt_bias_residual"
 BF16 = kt.Library(*(f"kernels/gemm/bf16w_{n}.json" for n in NAMES))
 F32 = kt.Library(*(f"kernels/gemm/f32_{n}.json" for n in NAMES))
 ISAS = kt.cpu_isas(("avx2", "avx512", "avx512bf16", "amx"))
+# The scratch the maps declare (scratch:1048576): W packed once per column block.
+SCRATCH = np.zeros(1 << 18, np.float32)
 
 
 class Bf16RoundingTest(unittest.TestCase):
@@ -43,8 +45,8 @@ class Bf16wGemmTest(unittest.TestCase):
                 if isa not in ISAS:
                     continue
                 y16, y32 = np.empty((m, n), np.float32), np.empty((m, n), np.float32)
-                getattr(BF16, "ckw_bf16w_gemm_nt_bias_gelu" + isa)(y16, x, w16, b, m, n, k, n)
-                getattr(F32, "ckw_f32_gemm_nt_bias_gelu" + isa)(y32, x, w32, b, np.zeros(1 << 18, np.float32), m, n, k, n)
+                getattr(BF16, "ckw_bf16w_gemm_nt_bias_gelu" + isa)(y16, x, w16, b, SCRATCH, m, n, k, n)
+                getattr(F32, "ckw_f32_gemm_nt_bias_gelu" + isa)(y32, x, w32, b, SCRATCH, m, n, k, n)
                 np.testing.assert_array_equal(y16.view(np.uint32), y32.view(np.uint32), err_msg=f"{isa} {m}x{n}x{k}")
 
     def test_logits_full_vocab(self):
@@ -55,13 +57,13 @@ class Bf16wGemmTest(unittest.TestCase):
             ref = x.astype(np.float64) @ kt.f32_from_bf16(table).T.astype(np.float64)
             for isa in ISAS:
                 y = np.empty((m, vocab), np.float32)
-                getattr(BF16, "ckw_bf16w_gemm_nt" + isa)(y, x, table, m, vocab, 24, vocab)
+                getattr(BF16, "ckw_bf16w_gemm_nt" + isa)(y, x, table, SCRATCH, m, vocab, 24, vocab)
                 tolerance.assert_close(y, ref, c, 24, f"logits{isa} {m}x{vocab}")
 
     def test_a_wrong_weight_dtype_is_refused(self):
         w = np.zeros((3, 4), np.float32)  # fp32 where the map says bf16
         with self.assertRaises(Exception):
-            BF16.ckw_bf16w_gemm_nt(np.empty((1, 3), np.float32), np.zeros((1, 4), np.float32), w, 1, 3, 4, 3)
+            BF16.ckw_bf16w_gemm_nt(np.empty((1, 3), np.float32), np.zeros((1, 4), np.float32), w, SCRATCH, 1, 3, 4, 3)
 
 
 if __name__ == "__main__":

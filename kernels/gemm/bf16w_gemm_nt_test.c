@@ -35,9 +35,9 @@ _Static_assert(CKW_BF16W_GEMM_NT_BIAS_TOLERANCE_C == TOL_C && CKW_BF16W_GEMM_NT_
 
 static const int kEpi[NKIND] = {CKW_GEMM_EPI_PLAIN, CKW_GEMM_EPI_PLAIN, CKW_GEMM_EPI_GELU, CKW_GEMM_EPI_RESIDUAL};
 
-typedef void (*plain_fn)(float*, const float*, const uint16_t*, int64_t, int64_t, int64_t, int64_t);
-typedef void (*bias_fn)(float*, const float*, const uint16_t*, const float*, int64_t, int64_t, int64_t, int64_t);
-typedef void (*res_fn)(float*, const float*, const uint16_t*, const float*, const float*, int64_t, int64_t, int64_t,
+typedef void (*plain_fn)(float*, const float*, const uint16_t*, float*, int64_t, int64_t, int64_t, int64_t);
+typedef void (*bias_fn)(float*, const float*, const uint16_t*, const float*, float*, int64_t, int64_t, int64_t, int64_t);
+typedef void (*res_fn)(float*, const float*, const uint16_t*, const float*, const float*, float*, int64_t, int64_t, int64_t,
                        int64_t);
 typedef void (*f32_core_fn)(float*, const float*, const float*, const float*, const float*, float*, int64_t, int64_t,
                             int64_t, int64_t, int64_t, int);
@@ -45,20 +45,21 @@ typedef void (*f32_core_fn)(float*, const float*, const float*, const float*, co
 #ifdef CKW_TEST_AVX512_EMULATION
 void ckw_bf16w_gemm_nt_core__avx512emu(float*, const float*, const uint16_t*, const float*, const float*, float*, int64_t, int64_t,
                                        int64_t, int64_t, int64_t, int);
-static void emu_plain(float* y, const float* x, const uint16_t* w, int64_t M, int64_t N, int64_t K, int64_t ldy) {
-  ckw_bf16w_gemm_nt_core__avx512emu(y, x, w, NULL, NULL, NULL, 0, M, N, K, ldy, CKW_GEMM_EPI_PLAIN);
+#define PACK_FLOATS (CKW_GEMM_PACK_BYTES / (int64_t)sizeof(float))
+static void emu_plain(float* y, const float* x, const uint16_t* w, float* s, int64_t M, int64_t N, int64_t K, int64_t ldy) {
+  ckw_bf16w_gemm_nt_core__avx512emu(y, x, w, NULL, NULL, s, PACK_FLOATS, M, N, K, ldy, CKW_GEMM_EPI_PLAIN);
 }
-static void emu_bias(float* y, const float* x, const uint16_t* w, const float* b, int64_t M, int64_t N, int64_t K,
+static void emu_bias(float* y, const float* x, const uint16_t* w, const float* b, float* s, int64_t M, int64_t N, int64_t K,
                      int64_t ldy) {
-  ckw_bf16w_gemm_nt_core__avx512emu(y, x, w, b, NULL, NULL, 0, M, N, K, ldy, CKW_GEMM_EPI_PLAIN);
+  ckw_bf16w_gemm_nt_core__avx512emu(y, x, w, b, NULL, s, PACK_FLOATS, M, N, K, ldy, CKW_GEMM_EPI_PLAIN);
 }
-static void emu_gelu(float* y, const float* x, const uint16_t* w, const float* b, int64_t M, int64_t N, int64_t K,
+static void emu_gelu(float* y, const float* x, const uint16_t* w, const float* b, float* s, int64_t M, int64_t N, int64_t K,
                      int64_t ldy) {
-  ckw_bf16w_gemm_nt_core__avx512emu(y, x, w, b, NULL, NULL, 0, M, N, K, ldy, CKW_GEMM_EPI_GELU);
+  ckw_bf16w_gemm_nt_core__avx512emu(y, x, w, b, NULL, s, PACK_FLOATS, M, N, K, ldy, CKW_GEMM_EPI_GELU);
 }
-static void emu_res(float* y, const float* x, const uint16_t* w, const float* b, const float* r, int64_t M, int64_t N,
+static void emu_res(float* y, const float* x, const uint16_t* w, const float* b, const float* r, float* s, int64_t M, int64_t N,
                     int64_t K, int64_t ldy) {
-  ckw_bf16w_gemm_nt_core__avx512emu(y, x, w, b, r, NULL, 0, M, N, K, ldy, CKW_GEMM_EPI_RESIDUAL);
+  ckw_bf16w_gemm_nt_core__avx512emu(y, x, w, b, r, s, PACK_FLOATS, M, N, K, ldy, CKW_GEMM_EPI_RESIDUAL);
 }
 #endif
 
@@ -75,13 +76,16 @@ typedef struct {
 } isa_t;
 
 
+// The scratch every kernel call gets: the size the maps declare.
+static float g_scratch[CKW_GEMM_PACK_BYTES / sizeof(float)];
+
 static void call(const isa_t* isa, int kind, float* y, const float* x, const uint16_t* w, const float* b,
                  const float* r, int64_t M, int64_t N, int64_t K, int64_t ldy) {
   switch (kind) {
-    case PLAIN: isa->plain(y, x, w, M, N, K, ldy); break;
-    case BIAS: isa->bias(y, x, w, b, M, N, K, ldy); break;
-    case GELU: isa->gelu(y, x, w, b, M, N, K, ldy); break;
-    case RESIDUAL: isa->res(y, x, w, b, r, M, N, K, ldy); break;
+    case PLAIN: isa->plain(y, x, w, g_scratch, M, N, K, ldy); break;
+    case BIAS: isa->bias(y, x, w, b, g_scratch, M, N, K, ldy); break;
+    case GELU: isa->gelu(y, x, w, b, g_scratch, M, N, K, ldy); break;
+    case RESIDUAL: isa->res(y, x, w, b, r, g_scratch, M, N, K, ldy); break;
   }
 }
 
