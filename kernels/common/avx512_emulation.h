@@ -11,6 +11,8 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "kernels/common/f16.h"
+
 typedef struct {
   float f[16];
 } ckw_emu_ps;
@@ -80,6 +82,11 @@ CKW_EMU ckw_emu_epi32 ckw_emu_slli_epi32(ckw_emu_epi32 a, int n) {
   ckw_emu_epi32 r;
   for (int l = 0; l < 16; ++l) r.i[l] = (int32_t)((uint32_t)a.i[l] << n);
   return r;
+}
+CKW_EMU ckw_emu_ps ckw_emu_cvtph_ps(__m256i a) {
+  uint16_t h[16];
+  _mm256_storeu_si256((__m256i*)h, a);
+  CKW_EMU_MAP(ckw_f16_to_f32(h[l]));
 }
 CKW_EMU ckw_emu_epi32 ckw_emu_cvtepu16_epi32(__m256i a) {
   uint16_t h[16];
@@ -151,6 +158,8 @@ CKW_EMU ckw_emu_ps ckw_emu_setr_ps(float a0, float a1, float a2, float a3, float
 #define _mm512_add_epi32 ckw_emu_add_epi32
 #undef _mm512_slli_epi32
 #define _mm512_slli_epi32 ckw_emu_slli_epi32
+#undef _mm512_cvtph_ps
+#define _mm512_cvtph_ps ckw_emu_cvtph_ps
 #undef _mm512_cvtepu16_epi32
 #define _mm512_cvtepu16_epi32 ckw_emu_cvtepu16_epi32
 #undef _mm512_castsi512_ps

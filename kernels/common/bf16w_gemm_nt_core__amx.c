@@ -16,7 +16,7 @@
 #include "kernels/common/bf16w_gemm_nt_core.h"
 #include "kernels/common/simd_avx512.h"
 
-#define AMX_TARGET "amx-tile,amx-bf16,avx512bf16,avx512f,avx512bw,avx512dq,avx512vl,fma"
+#define AMX_TARGET "amx-tile,amx-bf16,avx512bf16,avx512f,avx512bw,avx512dq,avx512vl,fma,f16c"
 #define AMX_FN __attribute__((target(AMX_TARGET)))
 #define AMX_VI static inline __attribute__((always_inline, target(AMX_TARGET)))
 

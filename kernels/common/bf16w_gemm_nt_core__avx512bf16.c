@@ -6,8 +6,8 @@
 
 // The whole file may use AVX512-BF16, so the dot products below inline into gemv_.
 #undef CKW_SIMD_TARGET
-#define CKW_SIMD_TARGET __attribute__((target("avx512bf16,avx512f,avx512bw,avx512dq,avx512vl,fma")))
-#define CKW_BF16_VI static inline __attribute__((always_inline, target("avx512bf16,avx512f,avx512bw,avx512dq,avx512vl,fma")))
+#define CKW_SIMD_TARGET __attribute__((target("avx512bf16,avx512f,avx512bw,avx512dq,avx512vl,fma,f16c")))
+#define CKW_BF16_VI static inline __attribute__((always_inline, target("avx512bf16,avx512f,avx512bw,avx512dq,avx512vl,fma,f16c")))
 #define CKW_GEMM_W_BF16
 #define CKW_GEMM_HAVE_DOT
 #define CKW_GEMM_ENTRY ckw_bf16w_gemm_nt_core__avx512bf16

@@ -1,5 +1,5 @@
 // Run-time ISA choice shared by every dispatching entry point. The AVX-512 paths need
-// F/BW/DQ/VL (they are compiled with all four); AVX2 paths need AVX2 and FMA; AVX512-BF16 paths
+// F/BW/DQ/VL (they are compiled with all four); AVX2 paths need AVX2, FMA and F16C (every AVX2 CPU has it); AVX512-BF16 paths
 // need AVX-512 and the BF16 extension; AMX paths need those plus AMX-TILE, AMX-BF16 and the
 // kernel's permission to use tile data (asked once per process).
 //
@@ -48,9 +48,22 @@ static inline int ckw_cpu_has_avx512(void) {
 // The portable path runs everywhere (so ISA tables can call ckw_cpu_has_<isa>() for each).
 static inline int ckw_cpu_has_scalar(void) { return 1; }
 
+// F16C (vcvtph2ps): CPUID leaf 1 ECX bit 29, read directly (clang 14's __builtin_cpu_supports
+// has no f16c) and cached (CPUID traps to the hypervisor in a VM).
+static inline int ckw_cpu_f16c_(void) {
+  static int cached = -1;
+  int ok = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+  if (ok < 0) {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    ok = __get_cpuid(1, &a, &b, &c, &d) && (c >> 29 & 1u);
+    __atomic_store_n(&cached, ok, __ATOMIC_RELAXED);
+  }
+  return ok;
+}
+
 static inline int ckw_cpu_has_avx2(void) {
   return ckw_cpu_isa_cap() >= CKW_ISA_CAP_AVX2 && __builtin_cpu_supports("avx2") &&
-         __builtin_cpu_supports("fma");
+         __builtin_cpu_supports("fma") && ckw_cpu_f16c_();
 }
 
 // AVX512-BF16 (vdpbf16ps, vcvtne2ps2bf16) on top of the AVX-512 baseline.

@@ -53,6 +53,8 @@ DTYPES = {
     "f32": DType(np.float32, floating=True, values=lambda a: a),
     "bf16": DType(np.uint16, store=lambda a: bf16_from_f32(np.asarray(a, np.float32)), values=f32_from_bf16,
                   floating=True),
+    "f16": DType(np.uint16, store=lambda a: np.asarray(a, np.float32).astype(np.float16).view(np.uint16),
+                 values=lambda h: np.ascontiguousarray(h, np.uint16).view(np.float16).astype(np.float32), floating=True),
     "i64": DType(np.int64),
     "i32": DType(np.int32),
     "i16": DType(np.int16),
@@ -167,7 +169,7 @@ class Kernel:
 
 # The /proc/cpuinfo flags each ISA path needs (kernels/common/cpu.h, kernels/kernel.bzl ISAS).
 ISA_FLAGS = {
-    "avx2": {"avx2", "fma"},
+    "avx2": {"avx2", "fma", "f16c"},
     "avx512": {"avx512f", "avx512bw", "avx512dq", "avx512vl"},
     "avx512bf16": {"avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512_bf16"},
     "amx": {"avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512_bf16", "amx_tile", "amx_bf16"},

@@ -1,4 +1,4 @@
-// 8-lane AVX2+FMA helpers shared by the kernel families. A kernel template (*__simd.inc)
+// 8-lane AVX2+FMA(+F16C) helpers shared by the kernel families. A kernel template (*__simd.inc)
 // is written once against the ckw_v_* names and instantiated per ISA by including either
 // this header or simd_avx512.h first; every helper carries the ISA's target attribute so
 // translation units stay compiled at the x86-64 baseline.
@@ -8,8 +8,8 @@
 #include <immintrin.h>
 #include <stdint.h>
 
-#define CKW_SIMD_TARGET __attribute__((target("avx2,fma")))
-#define CKW_VI static inline __attribute__((always_inline, target("avx2,fma")))
+#define CKW_SIMD_TARGET __attribute__((target("avx2,fma,f16c")))
+#define CKW_VI static inline __attribute__((always_inline, target("avx2,fma,f16c")))
 #define CKW_VW 8
 #define CKW_ISA(name) name##__avx2
 
@@ -29,6 +29,8 @@ CKW_VI void ckw_v_storen(float* p, ckw_vf v, int64_t n) { _mm256_maskstore_ps(p,
 CKW_VI ckw_vf ckw_v_load_bf16(const uint16_t* p) {
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i*)p)), 16));
 }
+// CKW_VW f16 values widened exactly to fp32 (F16C's vcvtph2ps).
+CKW_VI ckw_vf ckw_v_load_f16(const uint16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)p)); }
 // 0, 1, ..., CKW_VW - 1 as floats.
 CKW_VI ckw_vf ckw_v_iota(void) { return _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7); }
 // Lanes >= n set to 0.

@@ -9,13 +9,13 @@
 #ifdef CKW_EMULATE_AVX512
 // Test builds only (see avx512_emulation.h): same templates, portable lanes, other symbols.
 #include "kernels/common/avx512_emulation.h"
-#define CKW_SIMD_TARGET __attribute__((target("avx2,fma")))
-#define CKW_VI static inline __attribute__((always_inline, target("avx2,fma")))
+#define CKW_SIMD_TARGET __attribute__((target("avx2,fma,f16c")))
+#define CKW_VI static inline __attribute__((always_inline, target("avx2,fma,f16c")))
 #define CKW_ISA(name) name##__avx512emu
 #else
-#define CKW_SIMD_TARGET __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,fma")))
+#define CKW_SIMD_TARGET __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,fma,f16c")))
 #define CKW_VI \
-  static inline __attribute__((always_inline, target("avx512f,avx512bw,avx512dq,avx512vl,fma")))
+  static inline __attribute__((always_inline, target("avx512f,avx512bw,avx512dq,avx512vl,fma,f16c")))
 #define CKW_ISA(name) name##__avx512
 #endif
 #define CKW_VW 16
@@ -32,6 +32,7 @@ CKW_VI void ckw_v_storen(float* p, ckw_vf v, int64_t n) { _mm512_mask_storeu_ps(
 CKW_VI ckw_vf ckw_v_load_bf16(const uint16_t* p) {
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i*)p)), 16));
 }
+CKW_VI ckw_vf ckw_v_load_f16(const uint16_t* p) { return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)p)); }
 CKW_VI ckw_vf ckw_v_iota(void) {
   return _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
 }

@@ -34,7 +34,8 @@ def test_ckw_isa_rule():
     assert sgemm.ckw_isa(flags) == "avx512"
     assert sgemm.ckw_isa(dict(flags, avx512vl=False)) == "avx2"
     assert sgemm.ckw_isa(dict.fromkeys(sgemm.ISA_FLAGS, False)) == "scalar"
-    assert sgemm.ckw_isa({"avx2": True, "fma": False}) == "scalar"
+    assert sgemm.ckw_isa({"avx2": True, "fma": False, "f16c": True}) == "scalar"
+    assert sgemm.ckw_isa({"avx2": True, "fma": True, "f16c": False}) == "scalar"
     assert sgemm.ckw_isa(flags, "avx2") == "avx2"  # CKW_ISA caps the path
     assert sgemm.ckw_isa(dict(flags, avx512vl=False), "avx512") == "avx2"  # but never raises it
     assert sgemm.ckw_isa(flags, "bogus") == "avx512"

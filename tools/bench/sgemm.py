@@ -8,7 +8,7 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
-ISA_FLAGS = ("avx2", "fma", "avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512_bf16", "amx_bf16")
+ISA_FLAGS = ("avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512_bf16", "amx_bf16")
 
 
 def cpu_info(path: str = "/proc/cpuinfo") -> Dict:
@@ -32,13 +32,13 @@ def cpu_info(path: str = "/proc/cpuinfo") -> Dict:
 
 def ckw_isa(flags: Dict[str, bool], cap: Optional[str] = None) -> str:
     """The path ckw's fp32 kernels take on these flags: kernels/common/cpu.h's rule (AVX-512 needs F, BW,
-    DQ and VL; AVX2 needs AVX2 and FMA; otherwise scalar), at most `cap` (CKW_ISA) when it names a
+    DQ and VL; AVX2 needs AVX2, FMA and F16C; otherwise scalar), at most `cap` (CKW_ISA) when it names a
     slower one. The libraries do not report their choice, so this is the same rule on the same flags."""
     order = ["scalar", "avx2", "avx512"]
     best = "scalar"
     if all(flags.get(f) for f in ("avx512f", "avx512bw", "avx512dq", "avx512vl")):
         best = "avx512"
-    elif flags.get("avx2") and flags.get("fma"):
+    elif flags.get("avx2") and flags.get("fma") and flags.get("f16c"):
         best = "avx2"
     return cap if cap in order and order.index(cap) < order.index(best) else best
 

@@ -13,8 +13,8 @@ from tools.codegen.load import MANIFEST_DTYPES
 from tools.codegen.plan import PhasePlan, StateRegion, align as plan_align, scratch_exprs, tensor_bytes
 from tools.codegen.shapes import query_dims, shape_of
 
-# bf16 travels as its bit pattern (the upper half of an IEEE float32): C has no portable bf16 type.
-C_TYPES = {"f32": "float", "bf16": "uint16_t", "i64": "int64_t", "i32": "int32_t", "i16": "int16_t", "u8": "uint8_t"}
+# bf16 and f16 travel as their bit patterns (C has no portable 16-bit float type).
+C_TYPES = {"f32": "float", "bf16": "uint16_t", "f16": "uint16_t", "i64": "int64_t", "i32": "int32_t", "i16": "int16_t", "u8": "uint8_t"}
 
 
 class Weights:

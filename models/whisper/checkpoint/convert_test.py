@@ -119,7 +119,7 @@ class Ct2ConversionTest(Base):
             self.assertGreaterEqual(e["offset"], end)
             self.assertEqual(raw[end : e["offset"]], b"\0" * (e["offset"] - end))
             self.assertEqual(hashlib.sha256(raw[e["offset"] : e["offset"] + e["nbytes"]]).hexdigest(), e["sha256"])
-            self.assertEqual(e["dtype"], "f32")
+            self.assertIn(e["dtype"], ("f32", "f16"))  # f16 only where exact: storage_test
             end = e["offset"] + e["nbytes"]
         # The documented digest rule, spelled out independently of tensors_digest().
         text = json.dumps(manifest["tensors"], sort_keys=True, separators=(",", ":"), ensure_ascii=True)

@@ -20,13 +20,12 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 import xxhash
 
-from models.whisper.checkpoint import model_config
+from models.whisper.checkpoint import model_config, storage
 from models.whisper.checkpoint.canonical import Conversion
 from models.whisper.checkpoint.errors import CheckpointError
 from models.whisper.checkpoint.packed import (
     ALIGNMENT,
     DIGEST_RULE,
-    DTYPE,
     DTYPE_STORAGE,
     FORMAT,
     tensors_digest,
@@ -67,11 +66,12 @@ def write_packed(
     config, notes = model_config.build(variant, source, conversion, tokenizer, tokenizer_path)
 
     with staged(out_dir) as tmp:
-        entries, nbytes, weights_sha = write_weights(_float32(conversion), os.path.join(tmp, "weights.bin"))
+        entries, nbytes, weights_sha = write_weights(_stored(conversion), os.path.join(tmp, "weights.bin"))
         manifest = manifest_for(entries, nbytes, weights_sha, variant)
         digest = manifest["manifest_sha256"]
         config["manifest_sha256"] = digest
         audit = _audit(conversion, variant, source, source_files, notes, digest, len(entries))
+        audit["stored_f16"] = [e["name"] for e in entries if e["dtype"] == "f16"]
         dump(os.path.join(tmp, "manifest.json"), manifest)
         dump(os.path.join(tmp, "model_config.json"), config)
         dump(os.path.join(tmp, "audit.json"), audit)
@@ -118,8 +118,9 @@ def manifest_for(entries: list[dict], nbytes: int, weights_sha: str, variant: st
     }
 
 
-def _float32(conversion: Conversion) -> Iterator[tuple[str, str, np.ndarray]]:
-    """(name, "f32", data) of every converted tensor, loaded one at a time and checked."""
+def _stored(conversion: Conversion) -> Iterator[tuple[str, str, np.ndarray]]:
+    """(name, dtype, data) of every converted tensor, loaded one at a time and checked: float32,
+    or f16 where storage.py says that holds it exactly."""
     for t in conversion.tensors:
         arr = t.load()
         if arr.dtype != np.dtype("<f4") or tuple(arr.shape) != tuple(t.shape):
@@ -127,7 +128,7 @@ def _float32(conversion: Conversion) -> Iterator[tuple[str, str, np.ndarray]]:
                 f"{t.origin}: tensor '{t.name}' loaded as {arr.dtype} {list(arr.shape)}, "
                 f"expected float32 {list(t.shape)}"
             )
-        yield t.name, DTYPE, arr
+        yield (t.name, *storage.stored(t.name, arr))
 
 
 def write_weights(tensors: Iterable[tuple[str, str, np.ndarray]], path: str) -> tuple[list[dict], int, str]:
@@ -213,7 +214,9 @@ def _audit(conversion: Conversion, variant, source, source_files, notes, digest,
         "checks_passed": [desc for desc, _ in conversion.checks],
         "exactness": (
             "every copied value is the source value widened to float32; each widened tensor was "
-            "narrowed back to its source dtype and compared bit for bit"
+            "narrowed back to its source dtype and compared bit for bit; the tensors in stored_f16 are "
+            "stored as float16 because every one of their float32 values round-trips through it bit for "
+            "bit (storage.py)"
         ),
         "notes": conversion.notes + notes,
         "manifest_sha256": digest,

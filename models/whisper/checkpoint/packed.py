@@ -2,11 +2,12 @@
 
 A packed checkpoint directory (what `@whisper_<variant>` exposes) holds:
 
-  weights.bin        every tensor little-endian in its manifest dtype (f32: float32; bf16: the
-                     upper 16 bits of a float32, rounded to nearest even), row-major, each
-                     starting at a multiple of 64 bytes (zero padding between tensors, none at the
-                     end); a converted checkpoint is all f32, a derived one (precision/derive.py)
-                     has some bf16 tensors and states its "precision";
+  weights.bin        every tensor little-endian in its manifest dtype (f32: float32; f16: IEEE
+                     float16, holding the float32 values exactly; bf16: the upper 16 bits of a
+                     float32, rounded to nearest even), row-major, each starting at a multiple of
+                     64 bytes (zero padding between tensors, none at the end); a converted
+                     checkpoint is f32 and, where that is exact, f16 (storage.py); a derived one
+                     (precision/derive.py) has some bf16 tensors and states its "precision";
   manifest.json      {"format", "variant", "alignment", "byte_order", "weights_file",
                       "weights_nbytes", "weights_sha256",
                       "tensors": [{"name", "dtype", "shape", "offset", "nbytes", "sha256", "xxh64"}, ...],
@@ -44,9 +45,12 @@ from models.whisper.checkpoint.errors import CheckpointError
 
 FORMAT = "ckw-whisper-weights-v1"
 ALIGNMENT = 64
-DTYPE = "f32"  # what a conversion writes
-# Manifest dtype -> how its elements are stored (numpy dtype); bf16 as its bit pattern.
-DTYPE_STORAGE = {"f32": "<f4", "bf16": "<u2"}
+DTYPE = "f32"  # the dtype of every value a conversion produces
+# Manifest dtype -> how its elements are stored (numpy dtype); bf16 as its bit pattern. f16 holds
+# fp32 values exactly (storage.py): the fp32 checkpoint's narrow form; bf16 rounds (a precision).
+DTYPE_STORAGE = {"f32": "<f4", "f16": "<f2", "bf16": "<u2"}
+# Stored dtypes whose values are the fp32 values themselves.
+EXACT_DTYPES = ("f32", "f16")
 DIGEST_RULE = (
     "sha256 of the UTF-8 bytes of json.dumps(manifest['tensors'], sort_keys=True, "
     "separators=(',', ':'), ensure_ascii=True)"
@@ -61,7 +65,7 @@ def tensors_digest(tensors: list[dict]) -> str:
 
 
 class PackedCheckpoint:
-    """Read access to a packed checkpoint directory; tensors are zero-copy float32 views."""
+    """Read access to a packed checkpoint directory; tensors as float32 (f32 ones zero-copy views)."""
 
     def __init__(self, directory: str, verify: bool = True):
         self.directory = str(directory)
@@ -106,13 +110,15 @@ class PackedCheckpoint:
         return memoryview(self._weights[e["offset"] : e["offset"] + e["nbytes"]])
 
     def tensor(self, name: str) -> np.ndarray:
-        """One tensor as float32: a read-only view of an f32 tensor (no copy), a bf16 one widened."""
+        """One tensor as float32: a read-only view of an f32 tensor (no copy), an f16 or bf16 one widened."""
         if name not in self.entries:
             raise CheckpointError(f"{self._path('manifest.json')}: no tensor '{name}'")
         e = self.entries[name]
         flat = self._weights[e["offset"] : e["offset"] + e["nbytes"]].view(DTYPE_STORAGE[e["dtype"]])
         if e["dtype"] == "bf16":
             flat = (flat.astype(np.uint32) << 16).view(np.float32)
+        elif e["dtype"] == "f16":
+            flat = flat.astype(np.float32)
         return flat.reshape(e["shape"])
 
     def verify(self) -> None:

@@ -6,6 +6,7 @@ narrowing the packed float32 back to float16 must give the stored bits, and wide
 value must give the packed one. Hugging Face sources are read with the `safetensors` library.
 """
 
+import fnmatch
 import json
 import os
 import re
@@ -13,6 +14,7 @@ import unittest
 
 import numpy as np
 
+from models.whisper.checkpoint import storage
 from models.whisper.checkpoint.ctranslate2_reader import Ct2Model
 from models.whisper.checkpoint.pack import file_sha256
 from models.whisper.checkpoint.packed import PackedCheckpoint, runfiles_checkpoint_dir
@@ -127,6 +129,12 @@ class RealCheckpointTest(unittest.TestCase):
         self.assertEqual(
             {s["name"] for s in audit["synthesized"]}, {n for n in ckpt.names() if n.endswith(".k_proj.bias")}
         )
+        # The published weights are float16 values, so every storage candidate is stored as f16
+        # (half the bytes; the f16 kernels widen them back exactly) and nothing else is.
+        candidates = sorted(n for n in ckpt.names() if any(fnmatch.fnmatchcase(n, p) for p in storage.F16_CANDIDATES))
+        self.assertEqual(len(candidates), 1 + 6 * cfg["n_audio_layer"] + 10 * cfg["n_text_layer"])
+        self.assertEqual(sorted(audit["stored_f16"]), candidates)
+        self.assertEqual(sorted(e["name"] for e in ckpt.manifest["tensors"] if e["dtype"] == "f16"), candidates)
         # The sources are unchanged since conversion.
         for f in audit["source_files"]:
             self.assertEqual(file_sha256(f["path"]), f["sha256"], f["path"])

@@ -104,11 +104,11 @@ def test_without_a_manifest_two_dtypes_of_one_kind_cannot_be_chosen():
 
 
 def test_unknown_manifest_dtype_names_the_file_and_tensor(tmp_path):
-    path = bf16_manifest(tmp_path, dtype="f16")
+    path = bf16_manifest(tmp_path, dtype="f8e4m3")
     with pytest.raises(CompileError) as e:
         compile_toy([MAPS, BF16_MAPS], path)
     msg = str(e.value)
-    assert msg.startswith(f"{path}: /tensors/") and "/dtype: tensor blocks.0.k.w has dtype 'f16'" in msg, msg
+    assert msg.startswith(f"{path}: /tensors/") and "/dtype: tensor blocks.0.k.w has dtype 'f8e4m3'" in msg, msg
 
 
 def test_lower_refuses_a_weight_whose_dtype_or_size_is_not_the_ports(tmp_path):

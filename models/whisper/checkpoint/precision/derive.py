@@ -20,7 +20,7 @@ import sys
 
 from models.whisper.checkpoint import pack
 from models.whisper.checkpoint.errors import CheckpointError
-from models.whisper.checkpoint.packed import DTYPE, PackedCheckpoint
+from models.whisper.checkpoint.packed import DTYPE, EXACT_DTYPES, PackedCheckpoint
 from models.whisper.checkpoint.precision import bf16
 from models.whisper.checkpoint.precision import policy as policy_lib
 
@@ -34,7 +34,7 @@ def derive(policy_path: str, source: str, out_dir: str) -> dict:
     src = PackedCheckpoint(source, verify=True)
     where = os.path.join(source, "manifest.json")
     for e in src.manifest["tensors"]:
-        if e["dtype"] != DTYPE:
+        if e["dtype"] not in EXACT_DTYPES:
             raise CheckpointError(f"{where}: tensor '{e['name']}' is {e['dtype']}; derive from the fp32 checkpoint")
     dtypes = policy_lib.assign(policy, src.names(), where)
     variant = src.manifest["variant"]

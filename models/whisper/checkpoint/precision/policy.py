@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass
 
 from models.whisper.checkpoint.errors import CheckpointError
-from models.whisper.checkpoint.packed import DTYPE_STORAGE
+from models.whisper.checkpoint.packed import DTYPE_STORAGE, EXACT_DTYPES
 
 FORMAT = "ckw-precision-policy-v1"
 
@@ -44,9 +44,9 @@ def load(path: str) -> Policy:
     if not isinstance(dtypes, dict) or not dtypes:
         raise CheckpointError(f"{path}: /dtypes: expected {{dtype: [name patterns]}}")
     for dtype, patterns in dtypes.items():
-        if dtype not in DTYPE_STORAGE or dtype == "f32":
+        if dtype not in DTYPE_STORAGE or dtype in EXACT_DTYPES:
             raise CheckpointError(f"{path}: /dtypes/{dtype}: not a narrower dtype the checkpoint format stores "
-                                  f"(known: {', '.join(d for d in DTYPE_STORAGE if d != 'f32')})")
+                                  f"(known: {', '.join(d for d in DTYPE_STORAGE if d not in EXACT_DTYPES)})")
         if not isinstance(patterns, list) or not patterns or not all(isinstance(p, str) and p for p in patterns):
             raise CheckpointError(f"{path}: /dtypes/{dtype}: expected a non-empty list of name patterns")
     return Policy(path, data["precision"], dtypes)

@@ -1,0 +1,4 @@
+#include "kernels/common/f16w_gemm_nt_core.h"
+#include "kernels/common/simd_avx2.h"
+#define CKW_GEMM_W_F16
+#include "kernels/common/gemm_nt_core__simd.inc"

@@ -1,0 +1,34 @@
+// f16-table embedding + positions: exact against a direct reference on the widened table
+// (normal, subnormal and large entries), at an offset, for several sequences, and every error
+// code with y untouched.
+#include <stdio.h>
+#include <string.h>
+
+#include "kernels/common/f16.h"
+#include "kernels/embedding/f16_embedding_positions.h"
+#include "kernels/embedding/embedding_test_util.h"
+
+enum { V = 11, D = 5, NCTX = 8 };
+
+int main(void) {
+  uint16_t table[V * D];
+  float pos[NCTX * D], y[6 * D];
+  for (int i = 0; i < V * D; ++i) table[i] = ckw_f32_to_f16(0.37f * (float)i - 3.0f);
+  table[2 * D + 1] = 0x8003, table[9 * D] = 0x0001, table[10 * D + 4] = 0x7bff;  // subnormals, the largest
+  for (int i = 0; i < NCTX * D; ++i) pos[i] = 0.011f * (float)(i * i % 97);
+  int fails = 0;
+  // Three sequences of two tokens at positions 6, 7 (the last legal window for T = 2).
+  const int32_t beams[6] = {1, 2, 9, 2, 0, 10};
+  int rc = ckw_f16_embedding_positions(y, beams, table, pos, 3, 2, D, V, NCTX, 6);
+  for (int i = 0; i < 6; ++i)
+    for (int d = 0; d < D; ++d) {
+      const float want = ckw_f16_to_f32(table[beams[i] * D + d]) + pos[(6 + i % 2) * D + d];
+      if (rc != 0 || memcmp(&y[i * D + d], &want, sizeof want) != 0) {
+        fprintf(stderr, "3 sequences: rc=%d, row %d col %d: %.9g want %.9g\n", rc, i, d, y[i * D + d], want);
+        ++fails;
+      }
+    }
+  fails += EMBEDDING_BAD_INPUT_FAILURES(ckw_f16_embedding_positions, ckw_f16_embedding_positions_strerror, y, table, pos);
+  printf("f16_embedding_positions: %d failures\n", fails);
+  return fails != 0;
+}

@@ -1,0 +1,24 @@
+// ckw_f16w_gemm_nt_bias_gelu (op kind "linear_gelu"): y = gelu(x W^T + b), exact-erf GELU. b may be NULL.
+// x [M, K] and y [M, N] (rows ldy >= N floats apart) fp32; w [N, K] IEEE f16 (uint16_t bit patterns, widened exactly;
+// row-major as in the checkpoint); any M, N, K >= 0. Numerics per ISA path:
+// kernels/common/f16w_gemm_nt_core.h. The un-suffixed entry picks the best ISA at run time; the suffixed ones are
+// for tests.
+#ifndef CKW_KERNELS_GEMM_F16W_GEMM_NT_BIAS_GELU_H_
+#define CKW_KERNELS_GEMM_F16W_GEMM_NT_BIAS_GELU_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+void ckw_f16w_gemm_nt_bias_gelu(float* restrict y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy);
+void ckw_f16w_gemm_nt_bias_gelu__scalar(float* restrict y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy);
+void ckw_f16w_gemm_nt_bias_gelu__avx2(float* restrict y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy);
+void ckw_f16w_gemm_nt_bias_gelu__avx512(float* restrict y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // CKW_KERNELS_GEMM_F16W_GEMM_NT_BIAS_GELU_H_
