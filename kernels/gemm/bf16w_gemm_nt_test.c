@@ -43,24 +43,7 @@ typedef void (*f32_core_fn)(float*, const float*, const float*, const float*, co
                             int64_t, int64_t, int64_t, int);
 
 #ifdef CKW_TEST_AVX512_EMULATION
-void ckw_bf16w_gemm_nt_core__avx512emu(float*, const float*, const uint16_t*, const float*, const float*, float*, int64_t, int64_t,
-                                       int64_t, int64_t, int64_t, int);
-#define PACK_FLOATS (CKW_GEMM_PACK_BYTES / (int64_t)sizeof(float))
-static void emu_plain(float* y, const float* x, const uint16_t* w, float* s, int64_t M, int64_t N, int64_t K, int64_t ldy) {
-  ckw_bf16w_gemm_nt_core__avx512emu(y, x, w, NULL, NULL, s, PACK_FLOATS, M, N, K, ldy, CKW_GEMM_EPI_PLAIN);
-}
-static void emu_bias(float* y, const float* x, const uint16_t* w, const float* b, float* s, int64_t M, int64_t N, int64_t K,
-                     int64_t ldy) {
-  ckw_bf16w_gemm_nt_core__avx512emu(y, x, w, b, NULL, s, PACK_FLOATS, M, N, K, ldy, CKW_GEMM_EPI_PLAIN);
-}
-static void emu_gelu(float* y, const float* x, const uint16_t* w, const float* b, float* s, int64_t M, int64_t N, int64_t K,
-                     int64_t ldy) {
-  ckw_bf16w_gemm_nt_core__avx512emu(y, x, w, b, NULL, s, PACK_FLOATS, M, N, K, ldy, CKW_GEMM_EPI_GELU);
-}
-static void emu_res(float* y, const float* x, const uint16_t* w, const float* b, const float* r, float* s, int64_t M, int64_t N,
-                    int64_t K, int64_t ldy) {
-  ckw_bf16w_gemm_nt_core__avx512emu(y, x, w, b, r, s, PACK_FLOATS, M, N, K, ldy, CKW_GEMM_EPI_RESIDUAL);
-}
+GEMM_TEST_EMU_ENTRIES(ckw_bf16w_gemm_nt_core__avx512emu, uint16_t)
 #endif
 
 typedef struct {

@@ -26,7 +26,6 @@ _Static_assert(CKW_F16W_GEMM_NT_BIAS_TOLERANCE_C == TOL_C && CKW_F16W_GEMM_NT_BI
                "the f16w gemm maps state different tolerances");
 #define GUARD 37
 #define SENTINEL 12345.0f
-#define PACK_FLOATS (CKW_GEMM_PACK_BYTES / (int64_t)sizeof(float))
 
 static const int kEpi[NKIND] = {CKW_GEMM_EPI_PLAIN, CKW_GEMM_EPI_PLAIN, CKW_GEMM_EPI_GELU, CKW_GEMM_EPI_RESIDUAL};
 
@@ -38,25 +37,9 @@ typedef void (*f32_core_fn)(float*, const float*, const float*, const float*, co
                             int64_t, int64_t, int64_t, int);
 
 #ifdef CKW_TEST_AVX512_EMULATION
-void ckw_f16w_gemm_nt_core__avx512emu(float*, const float*, const uint16_t*, const float*, const float*, float*, int64_t,
-                                      int64_t, int64_t, int64_t, int64_t, int);
+GEMM_TEST_EMU_ENTRIES(ckw_f16w_gemm_nt_core__avx512emu, uint16_t)
 void ckw_f32_gemm_nt_core__avx512emu(float*, const float*, const float*, const float*, const float*, float*, int64_t,
-                                     int64_t, int64_t, int64_t, int64_t, int);
-static void emu_plain(float* y, const float* x, const uint16_t* w, float* s, int64_t M, int64_t N, int64_t K, int64_t ldy) {
-  ckw_f16w_gemm_nt_core__avx512emu(y, x, w, NULL, NULL, s, PACK_FLOATS, M, N, K, ldy, CKW_GEMM_EPI_PLAIN);
-}
-static void emu_bias(float* y, const float* x, const uint16_t* w, const float* b, float* s, int64_t M, int64_t N, int64_t K,
-                     int64_t ldy) {
-  ckw_f16w_gemm_nt_core__avx512emu(y, x, w, b, NULL, s, PACK_FLOATS, M, N, K, ldy, CKW_GEMM_EPI_PLAIN);
-}
-static void emu_gelu(float* y, const float* x, const uint16_t* w, const float* b, float* s, int64_t M, int64_t N, int64_t K,
-                     int64_t ldy) {
-  ckw_f16w_gemm_nt_core__avx512emu(y, x, w, b, NULL, s, PACK_FLOATS, M, N, K, ldy, CKW_GEMM_EPI_GELU);
-}
-static void emu_res(float* y, const float* x, const uint16_t* w, const float* b, const float* r, float* s, int64_t M,
-                    int64_t N, int64_t K, int64_t ldy) {
-  ckw_f16w_gemm_nt_core__avx512emu(y, x, w, b, r, s, PACK_FLOATS, M, N, K, ldy, CKW_GEMM_EPI_RESIDUAL);
-}
+                                     int64_t, int64_t, int64_t, int64_t, int);  // the peer
 #endif
 
 typedef struct {
@@ -128,7 +111,7 @@ static int run_case(const isa_t* isa, int kind, int64_t M, int64_t N, int64_t K,
   }
   if (ok) {
     memcpy(other, r, sizeof(float) * M * N);
-    isa->peer(other, x, wf, kind == PLAIN ? NULL : b, other, g_scratch, PACK_FLOATS, M, N, K, N, kEpi[kind]);
+    isa->peer(other, x, wf, kind == PLAIN ? NULL : b, other, g_scratch, GEMM_TEST_PACK_FLOATS, M, N, K, N, kEpi[kind]);
     if (memcmp(other, yo, sizeof(float) * M * N) != 0) {
       fprintf(stderr, "%s: differs from the f32 engine on the widened weights\n", what);
       ok = 0;

@@ -21,24 +21,7 @@
 // Built a second time with CKW_TEST_AVX512_EMULATION (the *_avx512emu_test target) to run the
 // AVX-512 template through kernels/common/avx512_emulation.h on CPUs without AVX-512.
 #ifdef CKW_TEST_AVX512_EMULATION
-void ckw_f32_gemm_nt_core__avx512emu(float*, const float*, const float*, const float*, const float*, float*, int64_t,
-                                     int64_t, int64_t, int64_t, int64_t, int);
-#define PACK_FLOATS (CKW_GEMM_PACK_BYTES / (int64_t)sizeof(float))
-static void emu_plain(float* y, const float* x, const float* w, float* s, int64_t M, int64_t N, int64_t K, int64_t ldy) {
-  ckw_f32_gemm_nt_core__avx512emu(y, x, w, NULL, NULL, s, PACK_FLOATS, M, N, K, ldy, CKW_GEMM_EPI_PLAIN);
-}
-static void emu_bias(float* y, const float* x, const float* w, const float* b, float* s, int64_t M, int64_t N, int64_t K,
-                     int64_t ldy) {
-  ckw_f32_gemm_nt_core__avx512emu(y, x, w, b, NULL, s, PACK_FLOATS, M, N, K, ldy, CKW_GEMM_EPI_PLAIN);
-}
-static void emu_gelu(float* y, const float* x, const float* w, const float* b, float* s, int64_t M, int64_t N, int64_t K,
-                     int64_t ldy) {
-  ckw_f32_gemm_nt_core__avx512emu(y, x, w, b, NULL, s, PACK_FLOATS, M, N, K, ldy, CKW_GEMM_EPI_GELU);
-}
-static void emu_res(float* y, const float* x, const float* w, const float* b, const float* r, float* s, int64_t M, int64_t N,
-                    int64_t K, int64_t ldy) {
-  ckw_f32_gemm_nt_core__avx512emu(y, x, w, b, r, s, PACK_FLOATS, M, N, K, ldy, CKW_GEMM_EPI_RESIDUAL);
-}
+GEMM_TEST_EMU_ENTRIES(ckw_f32_gemm_nt_core__avx512emu, float)
 #endif
 
 // One bound for the four epilogues; the maps must agree.

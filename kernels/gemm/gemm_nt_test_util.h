@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "kernels/common/f32_gemm_nt_core.h"
+
 enum { PLAIN, BIAS, GELU, RESIDUAL, NKIND };
 static const char* kKindName[NKIND] = {"logits(nt)", "linear", "linear_gelu", "linear_residual"};
 
@@ -53,5 +55,31 @@ static const int64_t kGemmShapes[][3] = {
     printf("%d/%d %s cases passed\n", checked_ - failures_, checked_, label);                      \
     failures_ ? 1 : 0;                                                                             \
   })
+
+// The scratch floats every kernel call gets (the maps' scratch:1048576).
+#define GEMM_TEST_PACK_FLOATS (CKW_GEMM_PACK_BYTES / (int64_t)sizeof(float))
+
+// emu_plain, emu_bias, emu_gelu, emu_res: the four kernels' signatures (weights of type w_t) on an
+// engine entry `core` with the core's signature, for the *_avx512emu tests, which build the
+// AVX-512 template on kernels/common/avx512_emulation.h and call its __avx512emu core directly.
+#define GEMM_TEST_EMU_ENTRIES(core, w_t)                                                                       \
+  void core(float*, const float*, const w_t*, const float*, const float*, float*, int64_t, int64_t, int64_t, \
+            int64_t, int64_t, int);                                                                            \
+  static void emu_plain(float* y, const float* x, const w_t* w, float* s, int64_t M, int64_t N, int64_t K,      \
+                        int64_t ldy) {                                                                         \
+    core(y, x, w, NULL, NULL, s, GEMM_TEST_PACK_FLOATS, M, N, K, ldy, CKW_GEMM_EPI_PLAIN);                     \
+  }                                                                                                            \
+  static void emu_bias(float* y, const float* x, const w_t* w, const float* b, float* s, int64_t M, int64_t N, \
+                       int64_t K, int64_t ldy) {                                                               \
+    core(y, x, w, b, NULL, s, GEMM_TEST_PACK_FLOATS, M, N, K, ldy, CKW_GEMM_EPI_PLAIN);                        \
+  }                                                                                                            \
+  static void emu_gelu(float* y, const float* x, const w_t* w, const float* b, float* s, int64_t M, int64_t N, \
+                       int64_t K, int64_t ldy) {                                                               \
+    core(y, x, w, b, NULL, s, GEMM_TEST_PACK_FLOATS, M, N, K, ldy, CKW_GEMM_EPI_GELU);                         \
+  }                                                                                                            \
+  static void emu_res(float* y, const float* x, const w_t* w, const float* b, const float* r, float* s,        \
+                      int64_t M, int64_t N, int64_t K, int64_t ldy) {                                          \
+    core(y, x, w, b, r, s, GEMM_TEST_PACK_FLOATS, M, N, K, ldy, CKW_GEMM_EPI_RESIDUAL);                        \
+  }
 
 #endif  // CKW_KERNELS_GEMM_GEMM_NT_TEST_UTIL_H_
