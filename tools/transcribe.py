@@ -31,8 +31,8 @@ flags.DEFINE_multi_string("wav", None, "Audio or video file to transcribe: WAV, 
                           "you ran the command. Default: the built-in demo clip.")
 flags.DEFINE_enum("model", "tiny", ["tiny", "base"], "Checkpoint variant (tiny = tiny.en, base = multilingual base).")
 flags.DEFINE_enum("precision", "fp32", list(PRECISIONS), "Weights: fp32 (the converted checkpoint, the parity build) "
-                  "or bf16 (Linear weights and token embedding as bf16: half the bytes streamed; WER within 0.3 "
-                  "points of fp32 on the LibriSpeech clips, //tests/e2e:bf16_wer_tiny_test).")
+                  "or bf16 (Linear weights and token embedding rounded to bf16, for AMX and AVX512-BF16; WER within "
+                  "0.3 points of fp32 on the LibriSpeech clips, //tests/e2e:bf16_wer_tiny_test).")
 flags.DEFINE_string("language", "detect", "Spoken language (a code such as en, de, fr), or detect: from the first 30 s "
                     "on multilingual models (English-only models always use en).")
 flags.DEFINE_enum("task", "transcribe", ["transcribe", "translate"], "Transcribe, or translate to English.")
