@@ -1,5 +1,6 @@
 // Run-time ISA choice shared by every dispatching entry point. The AVX-512 paths need
-// F/BW/DQ/VL (they are compiled with all four); AVX2 paths need AVX2, FMA and F16C (every AVX2 CPU has it); AVX512-BF16 paths
+// F/BW/DQ/VL and F16C (they are compiled with them); AVX2 paths need AVX2, FMA and F16C (every
+// AVX2 and AVX-512 CPU has F16C: the f16w GEMM widens with vcvtph2ps); AVX512-BF16 paths
 // need AVX-512 and the BF16 extension; AMX paths need those plus AMX-TILE, AMX-BF16 and the
 // kernel's permission to use tile data (asked once per process).
 //
@@ -40,14 +41,6 @@ static inline int ckw_cpu_isa_cap(void) {
   return cap;
 }
 
-static inline int ckw_cpu_has_avx512(void) {
-  return ckw_cpu_isa_cap() >= CKW_ISA_CAP_AVX512 && __builtin_cpu_supports("avx512f") &&
-         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
-}
-
-// The portable path runs everywhere (so ISA tables can call ckw_cpu_has_<isa>() for each).
-static inline int ckw_cpu_has_scalar(void) { return 1; }
-
 // F16C (vcvtph2ps): CPUID leaf 1 ECX bit 29, read directly (clang 14's __builtin_cpu_supports
 // has no f16c) and cached (CPUID traps to the hypervisor in a VM).
 static inline int ckw_cpu_f16c_(void) {
@@ -60,6 +53,15 @@ static inline int ckw_cpu_f16c_(void) {
   }
   return ok;
 }
+
+static inline int ckw_cpu_has_avx512(void) {
+  return ckw_cpu_isa_cap() >= CKW_ISA_CAP_AVX512 && __builtin_cpu_supports("avx512f") &&
+         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+         ckw_cpu_f16c_();
+}
+
+// The portable path runs everywhere (so ISA tables can call ckw_cpu_has_<isa>() for each).
+static inline int ckw_cpu_has_scalar(void) { return 1; }
 
 static inline int ckw_cpu_has_avx2(void) {
   return ckw_cpu_isa_cap() >= CKW_ISA_CAP_AVX2 && __builtin_cpu_supports("avx2") &&

@@ -170,9 +170,9 @@ class Kernel:
 # The /proc/cpuinfo flags each ISA path needs (kernels/common/cpu.h, kernels/kernel.bzl ISAS).
 ISA_FLAGS = {
     "avx2": {"avx2", "fma", "f16c"},
-    "avx512": {"avx512f", "avx512bw", "avx512dq", "avx512vl"},
-    "avx512bf16": {"avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512_bf16"},
-    "amx": {"avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512_bf16", "amx_tile", "amx_bf16"},
+    "avx512": {"avx512f", "avx512bw", "avx512dq", "avx512vl", "f16c"},
+    "avx512bf16": {"avx512f", "avx512bw", "avx512dq", "avx512vl", "f16c", "avx512_bf16"},
+    "amx": {"avx512f", "avx512bw", "avx512dq", "avx512vl", "f16c", "avx512_bf16", "amx_tile", "amx_bf16"},
 }
 
 

@@ -36,6 +36,7 @@ def test_ckw_isa_rule():
     assert sgemm.ckw_isa(dict.fromkeys(sgemm.ISA_FLAGS, False)) == "scalar"
     assert sgemm.ckw_isa({"avx2": True, "fma": False, "f16c": True}) == "scalar"
     assert sgemm.ckw_isa({"avx2": True, "fma": True, "f16c": False}) == "scalar"
+    assert sgemm.ckw_isa(dict(flags, f16c=False)) == "scalar"  # both SIMD paths widen f16 weights with F16C
     assert sgemm.ckw_isa(flags, "avx2") == "avx2"  # CKW_ISA caps the path
     assert sgemm.ckw_isa(dict(flags, avx512vl=False), "avx512") == "avx2"  # but never raises it
     assert sgemm.ckw_isa(flags, "bogus") == "avx512"

@@ -32,11 +32,11 @@ def cpu_info(path: str = "/proc/cpuinfo") -> Dict:
 
 def ckw_isa(flags: Dict[str, bool], cap: Optional[str] = None) -> str:
     """The path ckw's fp32 kernels take on these flags: kernels/common/cpu.h's rule (AVX-512 needs F, BW,
-    DQ and VL; AVX2 needs AVX2, FMA and F16C; otherwise scalar), at most `cap` (CKW_ISA) when it names a
+    DQ, VL and F16C; AVX2 needs AVX2, FMA and F16C; otherwise scalar), at most `cap` (CKW_ISA) when it names a
     slower one. The libraries do not report their choice, so this is the same rule on the same flags."""
     order = ["scalar", "avx2", "avx512"]
     best = "scalar"
-    if all(flags.get(f) for f in ("avx512f", "avx512bw", "avx512dq", "avx512vl")):
+    if all(flags.get(f) for f in ("avx512f", "avx512bw", "avx512dq", "avx512vl", "f16c")):
         best = "avx512"
     elif flags.get("avx2") and flags.get("fma") and flags.get("f16c"):
         best = "avx2"
