@@ -50,11 +50,39 @@ class GroupDecoder(Protocol):
         """Sequence b continues from sequence source[b] (its self-K/V, in place)."""
 
 
-def log_softmax(logits: np.ndarray) -> np.ndarray:
-    """Row-wise log-softmax in float64, returned as float32 (openai-whisper: torch, float32)."""
-    x = logits.astype(np.float64)
-    m = np.max(x, axis=-1, keepdims=True)
-    return (x - m - np.log(np.exp(x - m).sum(axis=-1, keepdims=True))).astype(np.float32)
+def log_softmax_parts(row: np.ndarray) -> tuple[np.float64, np.float64]:
+    """(max, log of the sum of exp(x - max)) of a row of logits, in float64 over its finite
+    entries: the masked (-inf) ones add exp(-inf) = 0, and skipping them keeps numpy's exp off
+    its slow path for infinities."""
+    finite = row[row > -np.inf]
+    if finite.size == 0:
+        raise ValueError("every token of a row is suppressed: the logit filters left nothing to sample")
+    m = np.float64(finite.max())
+    return m, np.log(np.exp(finite.astype(np.float64) - m).sum())
+
+
+def log_probs(row: np.ndarray, tokens: np.ndarray, parts: tuple[np.float64, np.float64]) -> np.ndarray:
+    """log_softmax(row)[tokens]: float64 (x - max) - log sum, rounded to float32 (openai-whisper:
+    torch's float32 log_softmax), only where asked."""
+    m, log_sum = parts
+    return ((row[tokens].astype(np.float64) - m) - log_sum).astype(np.float32)
+
+
+def top_log_probs(row: np.ndarray, k: int, margin: int = 4) -> tuple[np.ndarray, np.ndarray]:
+    """The k likeliest tokens of a row of logits and their log-probabilities, largest first, ties
+    (equal float32 log-probabilities) to the lower index: the same as ranking the whole
+    log_softmax row. Rounding to float32 can tie logits that differ, so `margin` more candidates
+    are ranked, and the whole row when the tie reaches past them."""
+    parts = log_softmax_parts(row)
+    n = min(k + margin, row.size)
+    part = np.argpartition(-row, n - 1)[:n]  # kth near the front: fast with many masked (-inf) tokens
+    lp = log_probs(row, part, parts)
+    order = np.lexsort((part, -lp))
+    if n < row.size and lp[order[-1]] == lp[order[k - 1]]:
+        part = np.arange(row.size)
+        lp = log_probs(row, part, parts)
+        order = np.lexsort((part, -lp))
+    return part[order[:k]], lp[order[:k]]
 
 
 def rank(candidates: Sequence[tuple[list[int], float]], length_penalty: float | None) -> int:
@@ -88,12 +116,6 @@ class _LogitFilters:
             if self.rules is not None:
                 self.rules.apply(row, tokens)
         return scores
-
-
-def _top(row: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the k largest values, largest first (ties: lower index first)."""
-    part = np.argpartition(-row, k - 1)[:k]
-    return part[np.lexsort((part, -row[part]))]
 
 
 def _check_group(decoder: GroupDecoder, n: int, what: str) -> None:
@@ -151,12 +173,12 @@ def beam_search(decoder: GroupDecoder, tokenizer: WhisperTokenizer, memory: np.n
     sums = np.zeros(beam_size, np.float32)
     finished: dict = {}  # tuple(sampled + [eot]) -> sum_logprob, in the order openai-whisper adds them
     for i in range(window.sample_len):
-        logprobs = log_softmax(filters.apply(logits, beams))
+        filtered = filters.apply(logits, beams)
         scores, sources = {}, {}
         for j in range(beam_size):
-            for token in _top(logprobs[j], beam_size + 1):
+            for token, logprob in zip(*top_log_probs(filtered[j], beam_size + 1)):
                 sequence = tuple(beams[j]) + (int(token),)
-                scores[sequence] = float(sums[j] + logprobs[j, token])  # float32 sum, as torch
+                scores[sequence] = float(sums[j] + logprob)  # float32 sum, as torch
                 sources[sequence] = j
         continuing, source, new_finished = [], [], {}
         for sequence in sorted(scores, key=scores.get, reverse=True):
@@ -204,13 +226,12 @@ def sample_best_of(decoder: GroupDecoder, tokenizer: WhisperTokenizer, memory: n
     sums = np.zeros(n, np.float32)
     for i in range(window.sample_len):
         scores = filters.apply(logits, [[t for t in r if t != eot] for r in rows])
-        logprobs = log_softmax(scores)
         for j in range(n):
             if rows[j] and rows[j][-1] == eot:
                 rows[j].append(eot)  # frozen at its end of text
                 continue
             token = decoding._sample(scores[j], options.temperature, rng)
-            sums[j] += logprobs[j, token]
+            sums[j] += log_probs(scores[j], np.array([token]), log_softmax_parts(scores[j]))[0]
             rows[j].append(token)
         if all(r[-1] == eot for r in rows) or len(prefix) + i + 1 > n_ctx or i + 1 == window.sample_len:
             break

@@ -211,3 +211,45 @@ def test_best_of_samples_side_by_side_and_ranks_like_openai():
     assert a.tokens == b.tokens and a.sum_logprob == b.sum_logprob
     finals = [h[: h.index(tok.eot)] if tok.eot in h else h for h in histories]
     assert a.tokens in finals
+
+
+def _full_row_top(row: np.ndarray, k: int):
+    """The whole row's float64 log_softmax, rounded to float32, ranked (ties: lower index)."""
+    x = row.astype(np.float64)
+    m = x.max()
+    with np.errstate(invalid="ignore"):
+        lp = ((x - m) - np.log(np.exp(x - m).sum())).astype(np.float32)
+    order = np.lexsort((np.arange(row.size), -lp))[:k]
+    return order, lp[order]
+
+
+def test_top_log_probs_equal_ranking_the_whole_log_softmax_row():
+    """Beam search ranks a few candidates per row, not the whole row: same tokens, same float32
+    log-probabilities, same tie order, with masked tokens and with ties wider than the margin."""
+    rng = np.random.default_rng(7)
+    n_vocab, fallbacks = 51865, 0
+    for case in range(60):
+        row = (rng.standard_normal(n_vocab) * rng.choice([0.5, 3.0, 20.0])).astype(np.float32)
+        row[rng.integers(0, n_vocab, 90)] = -np.inf  # suppressed tokens
+        if case % 3 == 0:
+            row[50364:] = -np.inf  # timestamp rules: text only
+        elif case % 3 == 1:
+            row[:50257] = -np.inf  # timestamps and end of text only
+        if case % 4 == 0:  # exact ties at the top, some wider than k + margin
+            row[rng.choice(np.flatnonzero(np.isfinite(row)), 3 + case % 13, replace=False)] = row.max()
+        if case % 5 == 0:  # logits that differ but round to one float32 log-probability
+            top = row.max()
+            row[rng.choice(np.flatnonzero(np.isfinite(row)), 8, replace=False)] = top - np.float32(1e-6) * rng.integers(
+                0, 4, 8).astype(np.float32)
+        k = int(rng.integers(1, 9))
+        tokens, lps = beam_search.top_log_probs(row, k)
+        ref_tokens, ref_lps = _full_row_top(row, k)
+        assert tokens.tolist() == ref_tokens.tolist(), case
+        assert lps.tobytes() == ref_lps.tobytes(), case
+        fallbacks += int(len(set(ref_lps.tolist())) < k)
+    assert fallbacks > 0  # the tie cases were exercised
+
+
+def test_a_row_with_nothing_left_to_sample_is_refused():
+    with pytest.raises(ValueError, match="every token of a row is suppressed"):
+        beam_search.top_log_probs(np.full(10, -np.inf, np.float32), 2)
