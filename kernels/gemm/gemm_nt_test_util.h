@@ -28,7 +28,7 @@ static inline double gelu_ref(double v) { return 0.5 * v * (1.0 + erf(v / sqrt(2
 static const int64_t kGemmShapes[][3] = {
     {1, 1, 1},    {1, 384, 384}, {1, 33, 1},    {7, 33, 1},    {13, 17, 19}, {6, 16, 256}, {8, 32, 257},
     {9, 47, 600}, {150, 35, 70}, {290, 50, 33}, {2, 70, 513},  {5, 3, 0},    {1, 3, 0},    {0, 5, 5},
-    {3, 0, 4},    {5, 385, 384}, {8, 70, 33},   {9, 40, 64},   {3, 21, 47},  {1, 13, 31},
+    {3, 0, 4},    {5, 385, 384}, {8, 70, 33},   {9, 40, 64},   {3, 21, 47},  {1, 13, 31},  {4, 37, 100},
     {150, 600, 300},
     {41, 70, 64},  // M just past 32-row blocks (AMX) with K whole 32-k steps; empty K with blocked M
     {40, 70, 0}};  // a block whose rows of y outgrow the sweep order (panel-outer), then one that does not
