@@ -20,7 +20,6 @@ static int64_t visible_keys(int64_t i, int64_t Tk, int64_t q_pos, int causal) {
 }
 
 void ckw_f32_attention__scalar(CKW_F32_ATTENTION_PARAMS) {
-  const int64_t ld = H * Dh;
   float* s = scratch;
   for (int64_t h = 0; h < H; ++h) {
     const float* kh = k + h * cap * Dh;
@@ -68,7 +67,7 @@ void ckw_f32_attention_scores(CKW_F32_ATTENTION_SCORES_PARAMS) {
 }
 
 void ckw_f32_attention(CKW_F32_ATTENTION_PARAMS) {
-  CKW_DISPATCH(ckw_f32_attention, o, q, k, v, scratch, Tq, Tk, H, Dh, cap, q_pos, causal, scale);
+  CKW_DISPATCH(ckw_f32_attention, o, q, k, v, scratch, Tq, Tk, H, Dh, ld, cap, q_pos, causal, scale);
 }
 
 // One call per sequence of the batch; each runs the single-sequence path it would run alone.
@@ -77,7 +76,7 @@ void ckw_f32_attention(CKW_F32_ATTENTION_PARAMS) {
     const int64_t q_stride = Tq * H * Dh, kv_stride = H * cap * Dh;                                \
     for (int64_t b = 0; b < B; ++b)                                                                \
       ckw_f32_attention##suffix(o + b * q_stride, q + b * q_stride, k + b * kv_stride, v + b * kv_stride, \
-                                scratch, Tq, Tk, H, Dh, cap, q_pos, causal, scale);                 \
+                                scratch, Tq, Tk, H, Dh, H * Dh, cap, q_pos, causal, scale);         \
   }
 CKW_ATTENTION_BATCHED()
 CKW_ATTENTION_BATCHED(__scalar)

@@ -1,7 +1,7 @@
 // ckw_f32_attention (op kind "attention"): per head h and query row i,
 //   o[i, h] = softmax_j(scale * q[i, h] . k[h, j]) v[h, j]
-// q, o token-major [Tq, H*Dh]; k, v head-major [H, cap, Dh] (cap = row capacity, so KV caches
-// are read in place). Keys j = 0..Tk-1; with causal != 0 query i (absolute position
+// q, o token-major [Tq, H*Dh], rows ld floats apart (H * Dh, or more when H is a chunk of the
+// heads); k, v head-major [H, cap, Dh] (cap = row capacity, so KV caches are read in place). Keys j = 0..Tk-1; with causal != 0 query i (absolute position
 // q_pos + i) sees only j <= q_pos + i. Cases:
 //   encoder self-attention   Tq = Tk = 1500, causal = 0
 //   decoder prefill          Tq = T, q_pos = rows already cached (0), causal = 1, Tk >= q_pos + T
@@ -30,8 +30,8 @@ int64_t ckw_f32_attention_scratch_bytes(int64_t Tq, int64_t Tk, int64_t H, int64
 
 #define CKW_F32_ATTENTION_PARAMS                                                                \
   float *restrict o, const float *restrict q, const float *restrict k, const float *restrict v, \
-      float *restrict scratch, int64_t Tq, int64_t Tk, int64_t H, int64_t Dh, int64_t cap,      \
-      int64_t q_pos, int causal, float scale
+      float *restrict scratch, int64_t Tq, int64_t Tk, int64_t H, int64_t Dh, int64_t ld,       \
+      int64_t cap, int64_t q_pos, int causal, float scale
 
 void ckw_f32_attention(CKW_F32_ATTENTION_PARAMS);
 void ckw_f32_attention__scalar(CKW_F32_ATTENTION_PARAMS);

@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
       }
       double t;
       CKW_BENCH_BEST(t, bench ? (flop > 1e9 ? 2 : 200) : 1,
-                     isas[i].f(o, q, k, v, scratch, cases[c].Tq, cases[c].Tk, H, Dh, cap, cases[c].q_pos,
+                     isas[i].f(o, q, k, v, scratch, cases[c].Tq, cases[c].Tk, H, Dh, H * Dh, cap, cases[c].q_pos,
                                cases[c].causal, 0.125f));
       for (int64_t j = 0; j < cases[c].Tq * H * Dh; ++j) bad |= !isfinite(o[j]);
       if (bench) printf(" %10.1f", flop / t * 1e-9);

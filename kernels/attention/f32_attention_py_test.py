@@ -27,7 +27,7 @@ def attend(isa, q, k, v, tk, q_pos=0, causal=False):
     tq = q.shape[0]
     o = np.full_like(q, np.nan)
     scratch = np.empty(SCRATCH_BYTES(tq, tk, h, dh) // 4 + 1, np.float32)
-    f(kt.ptr(o), kt.ptr(q), kt.ptr(k), kt.ptr(v), kt.ptr(scratch), tq, tk, h, dh, cap, q_pos, int(causal),
+    f(kt.ptr(o), kt.ptr(q), kt.ptr(k), kt.ptr(v), kt.ptr(scratch), tq, tk, h, dh, h * dh, cap, q_pos, int(causal),
       1.0 / np.sqrt(dh))
     return o
 

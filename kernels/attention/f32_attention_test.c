@@ -74,12 +74,21 @@ static int check(const char* isa, attn_fn f, int64_t Tq, int64_t Tk, int64_t H, 
     }
   }
   for (int64_t i = 0; i < Tq * ld; ++i) o[i] = -1234.0f;
-  f(o, q, k, v, scratch, Tq, Tk, H, Dh, cap, q_pos, causal, scale);
+  f(o, q, k, v, scratch, Tq, Tk, H, Dh, ld, cap, q_pos, causal, scale);
   char what[160];
   snprintf(what, sizeof what, "%s attention Tq=%lld Tk=%lld H=%lld Dh=%lld cap=%lld q_pos=%lld causal=%d shifted=%d",
            isa, (long long)Tq, (long long)Tk, (long long)H, (long long)Dh, (long long)cap, (long long)q_pos,
            causal, shifted);
   int ok = ckw_check_close(what, o, ref, Tq * ld, TOL_C, Dh + Tk);
+  // The map's head split: one call per head, rows still ld apart, gives the whole call's bits.
+  for (int64_t i = 0; i < Tq * ld; ++i) ref[i] = -1234.0f;
+  for (int64_t h = 0; h < H; ++h)
+    f(ref + h * Dh, q + h * Dh, k + h * cap * Dh, v + h * cap * Dh, scratch, Tq, Tk, 1, Dh, ld, cap, q_pos, causal,
+      scale);
+  if (ok && memcmp(o, ref, sizeof(float) * Tq * ld) != 0) {
+    fprintf(stderr, "%s: one call per head differs from the whole call\n", what);
+    ok = 0;
+  }
   free(q), free(k), free(v), free(o), free(ref), free(scratch), free(s);
   return ok;
 }
@@ -104,7 +113,7 @@ static int check_batched(void) {
     ckw_f32_attention_batched(o, q, k, v, scratch, B, Tq, Tk, H, DH, CAP, q_pos, causal, 0.125f);
     for (int64_t b = 0; b < B; ++b) {
       ckw_f32_attention(one, q + b * Tq * H * DH, k + b * H * CAP * DH, v + b * H * CAP * DH, scratch, Tq, Tk, H, DH,
-                        CAP, q_pos, causal, 0.125f);
+                        H * DH, CAP, q_pos, causal, 0.125f);
       if (memcmp(one, o + b * Tq * H * DH, sizeof(float) * Tq * H * DH) != 0) {
         fprintf(stderr, "attention_batched case %zu: sequence %lld differs from its own call\n", c, (long long)b);
         ++fails;
