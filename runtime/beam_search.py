@@ -58,7 +58,8 @@ def log_softmax_parts(row: np.ndarray) -> tuple[np.float64, np.float64]:
     if finite.size == 0:
         raise ValueError("every token of a row is suppressed: the logit filters left nothing to sample")
     m = np.float64(finite.max())
-    return m, np.log(np.exp(finite.astype(np.float64) - m).sum())
+    e = np.subtract(finite, m, dtype=np.float64)  # exact: float32 - float64 in float64
+    return m, np.log(np.exp(e, out=e).sum())
 
 
 def log_probs(row: np.ndarray, tokens: np.ndarray, parts: tuple[np.float64, np.float64]) -> np.ndarray:
@@ -68,17 +69,25 @@ def log_probs(row: np.ndarray, tokens: np.ndarray, parts: tuple[np.float64, np.f
     return ((row[tokens].astype(np.float64) - m) - log_sum).astype(np.float32)
 
 
+def _candidates(row: np.ndarray, top: np.float64, n: int) -> np.ndarray:
+    """Indices of n of the largest logits (which of equal ones at the n-th is arbitrary): a partial
+    sort of the few logits within 16 of the largest (`top`) when n of them are, else of the row."""
+    near = np.flatnonzero(row >= np.float32(top - 16.0))
+    if near.size < n:
+        return np.argpartition(-row, n - 1)[:n]  # kth near the front: fast with many masked (-inf) tokens
+    return near[np.argpartition(-row[near], n - 1)[:n]]
+
+
 def top_log_probs(row: np.ndarray, k: int, margin: int = 4) -> tuple[np.ndarray, np.ndarray]:
     """The k likeliest tokens of a row of logits and their log-probabilities, largest first, ties
     (equal float32 log-probabilities) to the lower index: the same as ranking the whole
     log_softmax row. Rounding to float32 can tie logits that differ, so `margin` more candidates
     are ranked, and the whole row when the tie reaches past them."""
     parts = log_softmax_parts(row)
-    n = min(k + margin, row.size)
-    part = np.argpartition(-row, n - 1)[:n]  # kth near the front: fast with many masked (-inf) tokens
+    part = _candidates(row, parts[0], min(k + margin, row.size))
     lp = log_probs(row, part, parts)
     order = np.lexsort((part, -lp))
-    if n < row.size and lp[order[-1]] == lp[order[k - 1]]:
+    if part.size < row.size and lp[order[-1]] == lp[order[k - 1]]:
         part = np.arange(row.size)
         lp = log_probs(row, part, parts)
         order = np.lexsort((part, -lp))

@@ -248,6 +248,17 @@ def test_top_log_probs_equal_ranking_the_whole_log_softmax_row():
         assert lps.tobytes() == ref_lps.tobytes(), case
         fallbacks += int(len(set(ref_lps.tolist())) < k)
     assert fallbacks > 0  # the tie cases were exercised
+    # Fewer finite logits than candidates (masked ones are ranked too: the whole row is partially
+    # sorted), and far more exact ties at the top than candidates.
+    few = np.full(n_vocab, -np.inf, np.float32)
+    few[[5, 70, 9000]] = [1.0, 3.0, 2.0]
+    many = (rng.standard_normal(n_vocab) - 10).astype(np.float32)
+    many[rng.choice(n_vocab, 900, replace=False)] = 4.0
+    for row in (few, many):
+        for k in (1, 5, 8):
+            tokens, lps = beam_search.top_log_probs(row, k)
+            ref_tokens, ref_lps = _full_row_top(row, k)
+            assert tokens.tolist() == ref_tokens.tolist() and lps.tobytes() == ref_lps.tobytes()
 
 
 def test_a_row_with_nothing_left_to_sample_is_refused():
