@@ -1,8 +1,9 @@
 // ckw_f32_attention (op kind "attention"): per head h and query row i,
 //   o[i, h] = softmax_j(scale * q[i, h] . k[h, j]) v[h, j]
 // q, o token-major [Tq, H*Dh], rows ld floats apart (H * Dh, or more when H is a chunk of the
-// heads); k, v head-major [H, cap, Dh] (cap = row capacity, so KV caches are read in place). Keys j = 0..Tk-1; with causal != 0 query i (absolute position
-// q_pos + i) sees only j <= q_pos + i. Cases:
+// heads); k, v head-major [H, cap, Dh] (cap = row capacity, so KV caches are read in place).
+// Keys j = 0..Tk-1; with causal != 0 query i (absolute position q_pos + i) sees only
+// j <= q_pos + i. Cases:
 //   encoder self-attention   Tq = Tk = 1500, causal = 0
 //   decoder prefill          Tq = T, q_pos = rows already cached (0), causal = 1, Tk >= q_pos + T
 //   decoder decode step      Tq = 1, q_pos = pos, causal = 1 (attends pos + 1 rows), Tk > pos
