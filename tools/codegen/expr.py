@@ -125,6 +125,11 @@ def upper(v: Value) -> Optional[int]:
     return v if isinstance(v, int) else v.hi
 
 
+def lower(v: Value) -> int:
+    """Smallest value `v` takes."""
+    return v if isinstance(v, int) else v.lo
+
+
 def c_text(v: Value) -> str:
     return str(v) if isinstance(v, int) else v.c
 

@@ -130,23 +130,26 @@ def c_condition(text: str, env, where: str) -> Optional[str]:
 
 def options(node) -> List[dict]:
     """The map's options that may apply to this call, in order: each with `cond` (C text, None:
-    always) and `total` (the split extent). Stops at the first option that always applies;
-    options that never apply, or whose known extent is too short to split, are dropped."""
+    always) and `total` (the split extent). An option applies when its `when` holds and its
+    extent makes two chunks of its grain; a shorter run falls through to the next option (the
+    last one needs no length test: one chunk on the calling thread is the direct call). Stops at
+    the first option that always applies; options that never apply are dropped."""
     kmap = node.kmap.data
     where = f"{node.op.where if node.op else 'converter ' + node.name}: kernel {node.kernel} ({node.kmap.path}): /parallel"
     result = []
     for i, opt in enumerate(kmap.get("parallel", [])):
-        cond = c_condition(opt["when"], node.dims, f"{where}/{i}/when") if "when" in opt else None
-        if cond == "0":
+        when = c_condition(opt["when"], node.dims, f"{where}/{i}/when") if "when" in opt else None
+        total, two = node.dims[opt["split"]], 2 * opt["grain"]
+        if when == "0" or (expr.upper(total) is not None and expr.upper(total) < two):
             continue
-        total = node.dims[opt["split"]]
-        bound = expr.upper(total)
-        if bound is not None and bound < 2 * opt["grain"]:
-            continue  # never long enough for two chunks
-        result.append({"index": i, "split": opt["split"], "grain": opt["grain"], "cond": cond,
+        long_enough = None if expr.lower(total) >= two else f"{expr.compound(total)} >= {two}"
+        cond = " && ".join(c for c in (when, long_enough) if c is not None) or None
+        result.append({"index": i, "split": opt["split"], "grain": opt["grain"], "cond": cond, "when": when,
                        "total": expr.c_text(total)})
         if cond is None:
             break
+    if result and result[-1]["when"] is None:
+        result[-1]["cond"] = None
     return result
 
 
