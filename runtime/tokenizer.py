@@ -16,6 +16,8 @@ from typing import Dict, List, Optional, Sequence
 
 import tokenizers
 
+from models.whisper.checkpoint.tokenizer_merges import RESTORED_KEY, restore_missing_merges
+
 TIME_PRECISION = 0.02
 
 # Language codes that older tokenizer.json files use -> openai-whisper's code for the same token.
@@ -24,56 +26,20 @@ LEGACY_LANGUAGE_CODES = {"iw": "he"}
 LEGACY_SPECIAL_TOKENS = {"<|nocaptions|>": "<|nospeech|>"}
 
 
-def _merge_parts(merge) -> List[str]:
-    return merge.split(" ") if isinstance(merge, str) else list(merge)
-
-
-def repair_missing_merges(data: Dict) -> List[str]:
-    """Adds the BPE merges a tokenizer.json lacks; returns them ("left right").
-
-    openai-whisper's vocabularies are rank-ordered byte-level BPE (tiktoken): every multi-byte
-    token is made by merging two lower-ranked tokens, and Hugging Face's `merges` list holds one
-    merge per token in rank (= id) order. Some shipped files drop one (the multilingual base
-    tokenizer.json lacks "Ġ t", so " the" encodes as " " + "the" where openai-whisper has
-    " the"). A token with no merge whose split into two lower-ranked tokens is unique gets its
-    merge back, at its rank position; `data` is edited in place.
-    """
-    model = data.get("model") or {}
-    if model.get("type") != "BPE" or not model.get("merges"):
-        return []
-    vocab: Dict[str, int] = model["vocab"]
-    merges = model["merges"]
-    added = {t["id"] for t in data.get("added_tokens") or []}
-    made = {"".join(_merge_parts(m)) for m in merges}
-    repaired = []
-    for token, rank in sorted(vocab.items(), key=lambda kv: kv[1]):
-        if len(token) < 2 or token in made or rank in added:
-            continue
-        splits = [
-            (token[:k], token[k:])
-            for k in range(1, len(token))
-            if vocab.get(token[:k], rank) < rank and vocab.get(token[k:], rank) < rank
-        ]
-        if len(splits) != 1:
-            continue
-        ranks = [vocab.get("".join(_merge_parts(m)), -1) for m in merges]
-        at = next((i for i, r in enumerate(ranks) if r > rank), len(merges))
-        merge = " ".join(splits[0]) if isinstance(merges[0], str) else list(splits[0])
-        merges.insert(at, merge)
-        repaired.append(" ".join(splits[0]))
-    return repaired
-
-
 class WhisperTokenizer:
     def __init__(self, tokenizer_json: str, model_config: Dict):
+        c = model_config
         try:
-            with open(tokenizer_json, encoding="utf-8") as f:
-                data = json.load(f)
-            self.repaired_merges: List[str] = repair_missing_merges(data)
-            self._tok = tokenizers.Tokenizer.from_str(json.dumps(data))
+            if RESTORED_KEY in c:  # the packer restored the missing merges: the file loads as it is
+                self.repaired_merges: List[str] = list(c[RESTORED_KEY])
+                self._tok = tokenizers.Tokenizer.from_file(tokenizer_json)
+            else:  # packed before the packer did (a third of a short run's time: parse, scan, reload)
+                with open(tokenizer_json, encoding="utf-8") as f:
+                    data = json.load(f)
+                self.repaired_merges = restore_missing_merges(data)
+                self._tok = tokenizers.Tokenizer.from_str(json.dumps(data))
         except Exception as e:  # the library raises a bare Exception on a bad file
             raise ValueError(f"{tokenizer_json}: not a readable tokenizer.json ({e}); rebuild the checkpoint") from e
-        c = model_config
         self.eot: int = c["eot"]
         self.sot: int = c["sot"]
         self.sot_prev: int = c["sot_prev"]

@@ -3,6 +3,8 @@
 blank tokens, forced prefixes and decode() must be identical."""
 
 import functools
+import json
+import os
 
 import numpy as np
 import pytest
@@ -194,6 +196,21 @@ def test_missing_merge_is_repaired():
     assert ours("base").repaired_merges == ["Ġ t"]
     o = openai_tokenizer("base")
     assert ours("base").encode(" the tale") == o.encode(" the tale") == [264, 17172]
+
+
+def test_directory_packed_before_the_merges_were_restored(tmp_path):
+    # No record in model_config.json: the runtime restores the merge itself.
+    src = runfiles_checkpoint_dir("base")
+    with open(os.path.join(src, "model_config.json"), encoding="utf-8") as f:
+        config = json.load(f)
+    assert config.pop("tokenizer_restored_merges") == ["Ġ t"]
+    with open(os.path.join(src, "tokenizer.json"), encoding="utf-8") as f:
+        data = json.load(f)
+    data["model"]["merges"] = [m for m in data["model"]["merges"] if m not in ("Ġ t", ["Ġ", "t"])]
+    (tmp_path / "tokenizer.json").write_text(json.dumps(data), encoding="utf-8")
+    old = WhisperTokenizer(str(tmp_path / "tokenizer.json"), config)
+    assert old.repaired_merges == ["Ġ t"]
+    assert old.encode(" the tale") == ours("base").encode(" the tale") == [264, 17172]
 
 
 def _transcripts():

@@ -19,6 +19,7 @@ from models.whisper.checkpoint.canonical import canonical_tensors
 from models.whisper.checkpoint.errors import CheckpointError
 from models.whisper.checkpoint.fetch import fetch
 from models.whisper.checkpoint.packed import ALIGNMENT, PackedCheckpoint, tensors_digest
+from models.whisper.checkpoint.tokenizer_merges import restore_missing_merges
 
 DIMS = synthetic.SMALL
 
@@ -154,6 +155,17 @@ class Ct2ConversionTest(Base):
         self.assertEqual(cfg["variant"], "tiny")
         self.assertIn("local directory", cfg["source"])
         self.assertEqual(read_bytes(self.path("out", "tokenizer.json")), read_bytes(self.path("ct2", "tokenizer.json")))
+        self.assertEqual(cfg["tokenizer_restored_merges"], [])  # checked, nothing missing: copied as is
+
+    def test_missing_merge_restored(self):
+        # "ab" (rank 3) has no merge and splits one way into lower-ranked tokens: its merge comes
+        # back at its rank position ("bc" has two splits, "b c" is there anyway). The base
+        # checkpoint's packed tokenizer.json is the real case (runtime/tokenizer_test.py).
+        tok = {"added_tokens": [], "model": {"type": "BPE", "merges": ["b c", "a bc"],
+                                             "vocab": {"a": 0, "b": 1, "c": 2, "ab": 3, "bc": 4, "abc": 5}}}
+        self.assertEqual(restore_missing_merges(tok), ["a b"])
+        self.assertEqual(tok["model"]["merges"], ["a b", "b c", "a bc"])
+        self.assertEqual(restore_missing_merges(tok), [])
 
     def test_split_parts(self):
         src = self.ct2_dir()

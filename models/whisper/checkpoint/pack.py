@@ -30,6 +30,7 @@ from models.whisper.checkpoint.packed import (
     FORMAT,
     tensors_digest,
 )
+from models.whisper.checkpoint.tokenizer_merges import RESTORED_KEY, restore_missing_merges
 
 AUDIT_FORMAT = "ckw-whisper-audit-v1"
 # manifest.json last: a reader never pairs a new manifest with old weights.
@@ -64,6 +65,7 @@ def write_packed(
         check()
     tokenizer = model_config.load_tokenizer(tokenizer_path)
     config, notes = model_config.build(variant, source, conversion, tokenizer, tokenizer_path)
+    config[RESTORED_KEY] = restore_missing_merges(tokenizer)  # the runtime loads the file as written
 
     with staged(out_dir) as tmp:
         entries, nbytes, weights_sha = write_weights(_stored(conversion), os.path.join(tmp, "weights.bin"))
@@ -75,7 +77,11 @@ def write_packed(
         dump(os.path.join(tmp, "manifest.json"), manifest)
         dump(os.path.join(tmp, "model_config.json"), config)
         dump(os.path.join(tmp, "audit.json"), audit)
-        shutil.copyfile(tokenizer_path, os.path.join(tmp, "tokenizer.json"))
+        if config[RESTORED_KEY]:
+            with open(os.path.join(tmp, "tokenizer.json"), "w", encoding="utf-8") as f:
+                json.dump(tokenizer, f, ensure_ascii=False)
+        else:
+            shutil.copyfile(tokenizer_path, os.path.join(tmp, "tokenizer.json"))
     return {
         "tensors": len(entries),
         "weights_nbytes": nbytes,

@@ -14,8 +14,9 @@ A packed checkpoint directory (what `@whisper_<variant>` exposes) holds:
                       "manifest_sha256", "manifest_sha256_covers"}
                      with tensors in packing (= offset) order and `sha256` and `xxh64` (16 hex
                      digits) over each tensor's own bytes;
-  model_config.json  dimensions, special tokens, suppress lists, alignment heads, language ids;
-  tokenizer.json     the source's tokenizer, byte for byte;
+  model_config.json  dimensions, special tokens, suppress lists, alignment heads, language ids,
+                     the BPE merges restored in tokenizer.json (tokenizer_restored_merges);
+  tokenizer.json     the source's tokenizer, byte for byte unless merges were restored;
   audit.json         every source tensor used or ignored (with reason), every synthesized tensor.
 
 `manifest_sha256` identifies a weights layout and content in one value (the generated C bakes it
