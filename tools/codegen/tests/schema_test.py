@@ -158,6 +158,28 @@ def test_split_call_runs_on_the_pool_and_short_calls_run_whole(tmp_path):
     assert "ckw_pool_run" not in text and "pthread" not in text and ir["threads"]["pool"] is False
 
 
+def test_split_too_short_at_run_time_falls_through_to_the_next_option(tmp_path):
+    # Rows known only at run time (1..8): the row split needs two chunks of its grain, so fewer
+    # rows split over columns; a last option needs no test (one chunk is the whole call).
+    c = circuit([{"name": "a", "kind": "relu", "inputs": {"x": "external:x"}}],
+                outputs={"y": dict(RELU_OUT["y"], shape=["n", "D"])},
+                externals={"x": {"role": "input", "dtype": "f32", "shape": ["n", "D"], "layout": "token_major"}})
+    c["runtime"] = {"n": {"doc": "rows in this call"}}
+    c["phases"] = {"run": {"runtime": {"n": {"arg": True, "min": 1, "max": "T"}}}}
+    cols = dict(split="N", grain=2, chunk={"y": "start", "x": "start", "N": "count"})
+
+    def generated(*options):
+        args = write_case(tmp_path, c, [split_relu(*options)], {"t": 8, "d": 8})
+        args["check_only"] = False
+        return compile_circuit(**args).files["ckw_t_p.c"]
+
+    text = generated(ROWS, cols)
+    assert ("    if (n >= 4)\n      ckw_pool_run(&h->pool, n, 2, ckw_relu__chunk0, &args);\n"
+            "    else\n      ckw_pool_run(&h->pool, 8, 2, ckw_relu__chunk1, &args);\n") in text
+    text = generated(ROWS)
+    assert "ckw_pool_run(&h->pool, n, 2, ckw_relu__chunk0, &args);" in text and "n >= 4" not in text
+
+
 def toy_with_contracts(tmp_path, contracts):
     """The toy circuit copied into tmp_path with `contracts` ({top-level op name: contract}) set."""
     shutil.copytree(TOY, tmp_path / "toy")
