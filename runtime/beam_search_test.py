@@ -3,15 +3,14 @@
 Both sides see the same logits: a pseudo-random function of each sequence's sampled tokens
 (so a beam's logits depend on its whole history), with strong text, end-of-text and timestamp
 candidates. openai-whisper's `DecodingTask.run` (BeamSearchDecoder, its logit filters,
-MaximumLikelihoodRanker) drives a stub inference over all beams; `beam_search` drives a stub
-decoder that keeps each sequence's history the way the generated decoder keeps its self-K/V:
+MaximumLikelihoodRanker) drives a scripted inference over all beams; `decode` drives a scripted
+decoder (runtime/testing) that keeps each sequence's history the way the generated decoder keeps its self-K/V:
 `decode_batch` appends a token per sequence, `reorder` rearranges the histories. A policy that
 forgot or misapplied a reorder would read another beam's logits and diverge. No neural network
 runs here: the real model is in tests/e2e/beam_openai_test.py.
 """
 
 import functools
-import types
 import zlib
 
 import numpy as np
@@ -20,11 +19,12 @@ import torch
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from whisper.decoding import DecodingOptions as OpenAIOptions
-from whisper.decoding import DecodingTask
+from whisper.decoding import MaximumLikelihoodRanker
 
 from models.whisper.checkpoint.packed import runfiles_checkpoint_dir
-from runtime import beam_search
+from runtime import decoding, token_choice
 from runtime.decoding import DecodingOptions, decode
+from runtime.testing.doubles import openai_decode, scripted_decoder_for
 from runtime.tokenizer import WhisperTokenizer
 
 
@@ -61,74 +61,8 @@ class Script:
         return logits
 
 
-class ScriptedGroupDecoder:
-    """runtime.beam_search.GroupDecoder over a Script, keeping one history per sequence."""
-
-    max_beams = 8
-
-    def __init__(self, script: Script, n_text_ctx: int):
-        self.script, self.n_text_ctx = script, n_text_ctx
-        self.histories = None
-        self.reorders = 0
-
-    def set_encoder_memory(self, memory) -> None:
-        pass
-
-    def prefill(self, tokens, rows=(-1,)):
-        self.n_prefix = len(tokens)
-        self.histories = [[]]
-        out = np.zeros((len(tokens), self.script.tok.n_vocab), np.float32)  # as ScriptedInference's rows
-        out[-1] = self.script([])
-        return out[list(rows)]
-
-    def reorder(self, source):
-        assert all(0 <= s < len(self.histories) for s in source) or self.histories == [[]]
-        self.histories = [list(self.histories[min(s, len(self.histories) - 1)]) for s in source]
-        self.reorders += 1
-
-    def decode_batch(self, tokens):
-        assert len(tokens) == len(self.histories)
-        assert self.n_prefix + len(self.histories[0]) < self.n_text_ctx, "decoded past the text context"
-        for h, t in zip(self.histories, tokens):
-            h.append(int(t))
-        return np.stack([self.script(h) for h in self.histories])
-
-
-class ScriptedInference:
-    """openai-whisper's Inference interface over the same Script."""
-
-    def __init__(self, script: Script, n_prefix: int):
-        self.script, self.n_prefix = script, n_prefix
-
-    def logits(self, tokens: torch.Tensor, audio_features: torch.Tensor) -> torch.Tensor:
-        first = tokens.shape[-1] == self.n_prefix
-        out = torch.zeros(tokens.shape[0], self.n_prefix if first else 1, self.script.tok.n_vocab)
-        for i, row in enumerate(tokens.tolist()):
-            out[i, -1] = torch.from_numpy(self.script(row[self.n_prefix:]))
-        return out
-
-    def rearrange_kv_cache(self, source_indices) -> None:
-        pass  # the logits are a function of each row's tokens
-
-    def cleanup_caching(self) -> None:
-        pass
-
-
-def openai_run(tok, script, options: OpenAIOptions, n_text_ctx: int):
-    dims = types.SimpleNamespace(n_text_ctx=n_text_ctx, n_audio_ctx=1500, n_vocab=tok.n_vocab)
-    stub_model = types.SimpleNamespace(dims=dims, is_multilingual=tok.is_multilingual,
-                                       num_languages=tok.n_vocab - 51765 - int(tok.is_multilingual),
-                                       decoder=types.SimpleNamespace(blocks=[]))
-    t = DecodingTask(stub_model, options)
-    t.inference = ScriptedInference(script, len(t.initial_tokens))
-    if hasattr(t.decoder, "inference"):
-        t.decoder.inference = t.inference
-    t._get_audio_features = lambda mel: torch.zeros(1, 1, 1)
-    try:
-        (result,) = t.run(torch.zeros(1, 1, 1))
-    except ZeroDivisionError:  # openai-whisper's ranker divides by a zero length
-        return None
-    return result
+def history_script(script: Script):
+    return lambda prompt, history: script(history)
 
 
 @settings(max_examples=40, deadline=None, database=None, derandomize=True)
@@ -151,8 +85,9 @@ def test_beam_search_equals_openai_decoding_task(variant, seed, beam_size, patie
     script = Script(tok, seed, eot_rate)
     kwargs = {"language": "en", "sample_len": sample_len, "beam_size": beam_size, "patience": patience,
               "length_penalty": length_penalty, "without_timestamps": without_timestamps}
-    ref = openai_run(tok, script, OpenAIOptions(temperature=0.0, fp16=False, **kwargs), n_text_ctx)
-    dec = ScriptedGroupDecoder(script, n_text_ctx)
+    _, ref = openai_decode(tok, OpenAIOptions(temperature=0.0, fp16=False, **kwargs), history_script(script),
+                           n_text_ctx)
+    dec = scripted_decoder_for(tok, history_script(script), n_text_ctx)
     got = decode(dec, tok, np.zeros((1, 1), np.float32), DecodingOptions(**kwargs))
     if ref is None:
         assert got.tokens == []
@@ -166,8 +101,6 @@ def test_beam_search_equals_openai_decoding_task(variant, seed, beam_size, patie
 
 
 def test_rank_is_openai_maximum_likelihood_ranker():
-    from whisper.decoding import MaximumLikelihoodRanker
-
     rng = np.random.default_rng(3)
     for penalty in (None, 0.0, 0.3, 1.0):
         for _ in range(50):
@@ -175,15 +108,17 @@ def test_rank_is_openai_maximum_likelihood_ranker():
             candidates = [(list(range(n)), float(-rng.random() * n)) for n in lengths]
             ref = MaximumLikelihoodRanker(penalty).rank([[torch.tensor(t) for t, _ in candidates]],
                                                         [[lp for _, lp in candidates]])[0]
-            assert beam_search.rank(candidates, penalty) == ref
+            assert decoding.rank(candidates, penalty) == ref
 
 
 def test_group_larger_than_the_decoder_is_refused_with_its_limit():
     tok = tokenizer("tiny")
-    dec = ScriptedGroupDecoder(Script(tok, 0, 0.2), 448)
-    with pytest.raises(ValueError, match="beam_size 9 is more than the 8 sequences"):
+    dec = scripted_decoder_for(tok, history_script(Script(tok, 0, 0.2)))
+    with pytest.raises(ValueError, match="beam_size=9 is more than the 8 sequences"):
         decode(dec, tok, np.zeros((1, 1), np.float32), DecodingOptions(beam_size=9))
-    with pytest.raises(ValueError, match="beam_size and best_of"):
+    with pytest.raises(ValueError, match="best_of=9 is more than the 8 sequences"):
+        decode(dec, tok, np.zeros((1, 1), np.float32), DecodingOptions(best_of=9, temperature=0.5))
+    with pytest.raises(ValueError, match="beam_size needs temperature 0"):
         decode(dec, tok, np.zeros((1, 1), np.float32), DecodingOptions(beam_size=2, best_of=2, temperature=0.5))
     with pytest.raises(ValueError, match="patience needs beam_size"):
         decode(dec, tok, np.zeros((1, 1), np.float32), DecodingOptions(patience=2.0))
@@ -193,19 +128,14 @@ def test_best_of_samples_side_by_side_and_ranks_like_openai():
     """best_of N at temperature > 0: N sequences in one decode_batch per step, each frozen at its
     end of text; the winner is the ranker's choice among them, reproducible for a seed."""
     tok = tokenizer("tiny")
-    script = Script(tok, 11, 0.3)
-    class Counting(ScriptedGroupDecoder):
-        def decode_batch(self, tokens):
-            self.sizes = getattr(self, "sizes", set()) | {len(tokens)}
-            return super().decode_batch(tokens)
-
+    script = history_script(Script(tok, 11, 0.3))
     runs = []
     for _ in range(2):
-        dec = Counting(script, 448)
+        dec = scripted_decoder_for(tok, script)
         got = decode(dec, tok, np.zeros((1, 1), np.float32),
                      DecodingOptions(temperature=0.7, best_of=4, without_timestamps=True, sample_len=30),
                      np.random.default_rng(5))
-        assert dec.sizes == {4}
+        assert {len(tokens) for tokens in dec.fed} == {4}
         runs.append((got, [list(h) for h in dec.histories]))
     (a, histories), (b, _) = runs
     assert a.tokens == b.tokens and a.sum_logprob == b.sum_logprob
@@ -242,7 +172,7 @@ def test_top_log_probs_equal_ranking_the_whole_log_softmax_row():
             row[rng.choice(np.flatnonzero(np.isfinite(row)), 8, replace=False)] = top - np.float32(1e-6) * rng.integers(
                 0, 4, 8).astype(np.float32)
         k = int(rng.integers(1, 9))
-        tokens, lps = beam_search.top_log_probs(row, k)
+        tokens, lps = token_choice.top_log_probs(row, k)
         ref_tokens, ref_lps = _full_row_top(row, k)
         assert tokens.tolist() == ref_tokens.tolist(), case
         assert lps.tobytes() == ref_lps.tobytes(), case
@@ -256,11 +186,11 @@ def test_top_log_probs_equal_ranking_the_whole_log_softmax_row():
     many[rng.choice(n_vocab, 900, replace=False)] = 4.0
     for row in (few, many):
         for k in (1, 5, 8):
-            tokens, lps = beam_search.top_log_probs(row, k)
+            tokens, lps = token_choice.top_log_probs(row, k)
             ref_tokens, ref_lps = _full_row_top(row, k)
             assert tokens.tolist() == ref_tokens.tolist() and lps.tobytes() == ref_lps.tobytes()
 
 
 def test_a_row_with_nothing_left_to_sample_is_refused():
     with pytest.raises(ValueError, match="every token of a row is suppressed"):
-        beam_search.top_log_probs(np.full(10, -np.inf, np.float32), 2)
+        token_choice.top_log_probs(np.full(10, -np.inf, np.float32), 2)

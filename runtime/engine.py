@@ -25,7 +25,8 @@ from runtime import abi, audio_stream, checkpoint_check, longform, runfiles
 from runtime.errors import AudioError, EngineError  # callers import them from here too
 from runtime.decoding import DecodingOptions, greedy_decode
 from runtime.tokenizer import WhisperTokenizer
-from runtime.transcription import Segment, TranscriptionInfo, collect, options_from
+from runtime.options import TranscribeOptions, options_from
+from runtime.transcription import Segment, TranscriptionInfo, collect
 
 N_FRAMES = 3000  # one 30 s window of log-mel frames
 # Values of CKW_ISA, the cap on the kernels' run-time ISA choice (kernels/common/cpu.h); unset or
@@ -302,14 +303,7 @@ class Engine:
             "text": result.text,
             "tokens": result.tokens,
             "language": options.language if self.tokenizer.is_multilingual else "en",
-            "model": {
-                "variant": self.variant,
-                "precision": self.precision,
-                "checkpoint_source": self.config.get("source", "unknown"),
-                # create() refused any weights whose manifest differs from the one baked into C.
-                "weights_sha256": self.weights_sha256,
-                "manifest_sha256": self.manifest_sha256,
-            },
+            "model": self.model_info(),
             "timings_ms": {
                 "frontend": ms(t1 - t0),
                 "encoder": ms(t2 - t1),
@@ -320,6 +314,7 @@ class Engine:
         }
 
     def model_info(self) -> Dict:
+        """What a result's `model` entry says: variant, precision, checkpoint source and hashes."""
         return {
             "variant": self.variant,
             "precision": self.precision,
@@ -329,6 +324,14 @@ class Engine:
             "manifest_sha256": self.manifest_sha256,
         }
 
+    def check_options(self, **options) -> TranscribeOptions:
+        """openai-whisper's transcribe() keywords checked once, against this model too: OptionError
+        (a ValueError naming the option) for a wrong value or more sequences than the decoder
+        runs side by side, ValueError for a language or task the checkpoint cannot honour."""
+        opts = options_from(**options)
+        opts.check_model(self.tokenizer, self.decoder.max_beams)
+        return opts
+
     @_one_call_at_a_time
     def transcribe(self, audio: audio_stream.Audio, *, on_progress: Callable[[float], None] | None = None,
                    **options) -> tuple[Iterator[Segment], TranscriptionInfo]:
@@ -336,15 +339,15 @@ class Engine:
 
         audio: a file path (WAV, or any container FFmpeg reads: m4a, mp4, webm, opus, aac, flac,
         ogg, mp3, ...), a file's bytes, or mono float32 samples at 16 kHz. options: openai-whisper's
-        transcribe() keywords (runtime/longform.py TranscribeOptions; language None detects it
+        transcribe() keywords (runtime/options.py TranscribeOptions; language None detects it
         on multilingual checkpoints). on_progress: called with the seconds of audio each decoded
         window advanced.
 
         Returns (segments, info): segments decode as they are consumed; info holds the language
         (detected here when not given) and duration at once, and windows, text and timings_ms
-        once the segments are exhausted. Raises AudioInputError, ValueError (a bad option) or
-        EngineError with a one-line message."""
-        opts = options_from(**options)
+        once the segments are exhausted. Raises AudioInputError, ValueError (a bad option:
+        check_options) or EngineError with a one-line message."""
+        opts = self.check_options(**options)
         t0 = time.perf_counter()
         source = audio_stream.open_source(self.frontend.handle, audio)
         with _closed_on_error(source):
@@ -366,7 +369,6 @@ class Engine:
                 language, probs = longform.detect_language(windows, self.decoder, self.tokenizer)
                 probability = probs[language]
             language = language or "en"
-            self.tokenizer.sot_sequence(language, opts.task)  # a bad language or task fails here
         opts = dataclasses.replace(opts, language=language)
         info = TranscriptionInfo(language=language, language_probability=probability, all_language_probs=probs,
                                  duration=mel.duration, options=opts, model=self.model_info())
@@ -398,12 +400,12 @@ class Engine:
         return segments(), info
 
     @_one_call_at_a_time
-    def transcribe_long(self, audio: audio_stream.Audio, options: longform.TranscribeOptions | None = None,
+    def transcribe_long(self, audio: audio_stream.Audio, options: TranscribeOptions | None = None,
                         on_segment: Callable[[dict], None] | None = None) -> dict:
         """`transcribe` consumed at once: openai-whisper's result dictionary (`text`, `segments`,
         `language`) plus `tokens` (every text token of the segments), `windows`, `model`,
         `timings_ms`."""
-        options = options or longform.TranscribeOptions()
+        options = options or TranscribeOptions()
         fields = {f.name: getattr(options, f.name) for f in dataclasses.fields(options)}
         segments, info = self.transcribe(audio, **fields)
 

@@ -1,5 +1,5 @@
 """Long-form transcription with openai-whisper's `transcribe()` semantics (its transcribe.py is
-the reference; word timestamps and the hallucination-silence heuristics are not implemented).
+the reference; its hallucination_silence_threshold heuristics are not implemented).
 
 The whole recording's log-mel (plus 30 s of padding, as `log_mel_spectrogram(audio,
 padding=N_SAMPLES)`) is read in 30 s windows starting at `seek`:
@@ -33,62 +33,13 @@ import numpy as np
 
 from runtime import decoding, word_timing
 from runtime.decoding import DecodingOptions, DecodingResult, TextDecoder
+from runtime.options import TranscribeOptions, parse_clip_timestamps
 from runtime.tokenizer import WhisperTokenizer
 
 SAMPLE_RATE = 16000
 HOP_LENGTH = 160
 N_FRAMES = 3000  # mel frames per 30 s window
 FRAMES_PER_SECOND = SAMPLE_RATE // HOP_LENGTH  # 100
-DEFAULT_TEMPERATURES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
-
-
-@dataclasses.dataclass(frozen=True)
-class TranscribeOptions:
-    language: Optional[str] = None  # None: detect (multilingual) or "en" (English-only)
-    task: str = "transcribe"
-    temperature: Union[float, Sequence[float]] = DEFAULT_TEMPERATURES
-    compression_ratio_threshold: Optional[float] = 2.4
-    logprob_threshold: Optional[float] = -1.0
-    no_speech_threshold: Optional[float] = 0.6
-    condition_on_previous_text: bool = True
-    initial_prompt: Optional[str] = None
-    carry_initial_prompt: bool = False
-    clip_timestamps: Union[str, Sequence[float]] = "0"
-    without_timestamps: bool = False
-    max_initial_timestamp: Optional[float] = 1.0
-    suppress_tokens: decoding.TokenSpec = "-1"
-    suppress_blank: bool = True
-    sample_len: Optional[int] = None
-    best_of: Optional[int] = None
-    beam_size: Optional[int] = None  # beam search for attempts at temperature 0 (runtime/beam_search.py)
-    patience: Optional[float] = None
-    length_penalty: Optional[float] = None
-    seed: int = 0  # for sampling at temperature > 0
-    word_timestamps: bool = False  # words with start, end, probability per segment (runtime/word_timing.py)
-    prepend_punctuations: str = word_timing.PREPEND_PUNCTUATIONS
-    append_punctuations: str = word_timing.APPEND_PUNCTUATIONS
-
-
-def temperature_schedule(start: float, increment: Optional[float]) -> Tuple[float, ...]:
-    """openai-whisper's CLI: start, start + increment, ... up to 1.0 (just `start` without increment)."""
-    if increment is None or increment <= 0:
-        return (float(start),)
-    return tuple(float(t) for t in np.arange(start, 1.0 + 1e-6, increment))
-
-
-def parse_clip_timestamps(clip_timestamps: Union[str, Sequence[float]], content_frames: int) -> List[Tuple[int, int]]:
-    if isinstance(clip_timestamps, str):
-        try:
-            clip_timestamps = [float(t) for t in clip_timestamps.split(",")] if clip_timestamps else []
-        except ValueError:
-            raise ValueError(f"clip_timestamps {clip_timestamps!r} is not a comma-separated list of seconds "
-                             "(start,end,start,end,...)") from None
-    points = [round(t * FRAMES_PER_SECOND) for t in clip_timestamps]
-    if not points:
-        points.append(0)
-    if len(points) % 2 == 1:
-        points.append(content_frames)
-    return list(zip(points[::2], points[1::2]))
 
 
 def pad_or_trim(window: np.ndarray, frames: int = N_FRAMES) -> np.ndarray:
@@ -204,9 +155,7 @@ def iter_segments(
     content_frames = encoded.content_frames
     input_stride = N_FRAMES // n_audio_ctx  # mel frames per output position: 2
     time_precision = input_stride * HOP_LENGTH / SAMPLE_RATE  # seconds per timestamp step: 0.02
-    temperatures = [options.temperature] if isinstance(options.temperature, (int, float)) else list(options.temperature)
-    if not temperatures:
-        raise ValueError("temperature schedule is empty; give at least one temperature (0 = greedy)")
+    temperatures = options.temperatures
     rng = np.random.default_rng(options.seed)
     memory_for = encoded.memory
 
@@ -217,7 +166,6 @@ def iter_segments(
             language = detect_language(encoded, decoder, tokenizer)[0]
         else:
             language = "en"
-    tokenizer.sot_sequence(language, options.task)  # fails early on a bad language or task
 
     base = DecodingOptions(
         language=language, task=options.task, sample_len=options.sample_len,

@@ -35,8 +35,10 @@ from whisper.tokenizer import get_tokenizer
 from whisper.utils import WriteSRT, WriteTSV, WriteTXT, WriteVTT
 
 from models.whisper.checkpoint.packed import runfiles_checkpoint_dir
-from runtime import decoding, longform, output_formats
+from runtime import decoding, longform, output_formats, subtitles, token_choice
 from runtime.decoding import DecodingOptions, DecodingResult
+from runtime.options import TranscribeOptions, temperature_schedule
+from runtime.testing.doubles import openai_decode, scripted_decoder_for, step_script
 from runtime.timestamp_rules import TimestampRules, max_initial_timestamp_index
 from runtime.tokenizer import WhisperTokenizer
 
@@ -147,60 +149,13 @@ class Script:
         return logits
 
 
-class ScriptedDecoder:
-    def __init__(self, script: Script, n_text_ctx: int = 448):
-        self.script = script
-        self.n_text_ctx = n_text_ctx
-        self.prefills: List[List[int]] = []
-        self.decoded: List[int] = []
-
-    def set_encoder_memory(self, memory) -> None:
-        self.memory = memory
-
-    def prefill(self, tokens, rows=(-1,)):
-        tokens = list(tokens)
-        self.prefills.append(tokens)
-        self.decoded = []
-        sot = tokens.index(self.script.tok.sot)
-        # When <|startoftranscript|> is the last prompt token, its row is the first step's row.
-        full = {len(tokens) - 1: self.script(0, tokens[-1]), sot: self.script.sot_row()}
-        return np.stack([full[r % len(tokens)] for r in rows])
-
-    def decode(self, token):
-        self.decoded.append(int(token))
-        return self.script(len(self.decoded), int(token))
+def scripted(tok: WhisperTokenizer, script: Script):
+    """A ScriptedDecoder (runtime/testing) over the step script and its start-of-transcript row."""
+    return scripted_decoder_for(tok, step_script(script), sot_logits=lambda prompt: script.sot_row())
 
 
-class ScriptedInference:
-    def __init__(self, script: Script, n_initial: int, sot_index: int):
-        self.script, self.n_initial, self.sot_index = script, n_initial, sot_index
-
-    def logits(self, tokens, audio_features):
-        n = tokens.shape[-1]
-        step = n - self.n_initial
-        rows = n if step == 0 else 1
-        out = torch.zeros(tokens.shape[0], rows, self.script.tok.n_vocab)
-        out[:, -1] = torch.from_numpy(self.script(step, int(tokens[0, -1])))
-        if step == 0:
-            out[:, self.sot_index] = torch.from_numpy(self.script.sot_row())
-        return out
-
-    def cleanup_caching(self):
-        pass
-
-
-def openai_decode(tok: WhisperTokenizer, script: Script, options: OpenAIOptions):
-    dims = types.SimpleNamespace(n_text_ctx=448, n_audio_ctx=1500, n_vocab=tok.n_vocab)
-    stub = types.SimpleNamespace(dims=dims, is_multilingual=tok.is_multilingual, num_languages=num_languages(tok),
-                                 decoder=types.SimpleNamespace(blocks=[]))
-    task = DecodingTask(stub, options)
-    task.inference = ScriptedInference(script, len(task.initial_tokens), task.sot_index)
-    task._get_audio_features = lambda mel: torch.zeros(1, 1, 1)
-    try:
-        (result,) = task.run(torch.zeros(1, 1, 1))
-    except ZeroDivisionError:  # openai-whisper's ranker on an empty first sample
-        return task, None
-    return task, result
+def openai_window(tok: WhisperTokenizer, script: Script, options: OpenAIOptions):
+    return openai_decode(tok, options, step_script(script), sot_logits=lambda prompt: script.sot_row())
 
 
 @settings(max_examples=80, deadline=None, database=None, derandomize=True)
@@ -220,8 +175,8 @@ def test_decode_with_timestamps_equals_openai_decoding_task(variant, seed, eot_r
     prompt_tokens = tok.encode(" " + prompt.strip()) if prompt else prompt  # openai: tokens or text
     kwargs = dict(language=language, without_timestamps=without_timestamps, max_initial_timestamp=max_initial,
                   prompt=prompt_tokens, prefix=prefix)
-    task, ref = openai_decode(tok, script, OpenAIOptions(temperature=0.0, fp16=False, **kwargs))
-    dec = ScriptedDecoder(script)
+    task, ref = openai_window(tok, script, OpenAIOptions(temperature=0.0, fp16=False, **kwargs))
+    dec = scripted(tok, script)
     got = decoding.decode(dec, tok, np.zeros(1), DecodingOptions(**kwargs))
 
     assert got.prefix == list(task.initial_tokens)
@@ -250,60 +205,53 @@ def test_decode_with_timestamps_equals_openai_decoding_task(variant, seed, eot_r
 
 def test_language_detection_keeps_only_language_tokens():
     tok = tokenizer("base")
-    script = Script(tok, 7, 0.1, 0.5)
 
-    class Lang(ScriptedDecoder):
-        def prefill(self, tokens, rows=(-1,)):
-            assert list(tokens) == [tok.sot]
-            logits = np.zeros((1, tok.n_vocab), np.float32)
-            logits[0, tok.eot] = 50.0  # not a language: ignored
-            logits[0, tok.language_token("de")] = 3.0
-            logits[0, tok.language_token("fr")] = 2.0
-            return logits
+    def after_sot(prompt, history):
+        assert prompt == (tok.sot,) and history == ()
+        logits = np.zeros(tok.n_vocab, np.float32)
+        logits[tok.eot] = 50.0  # not a language: ignored
+        logits[tok.language_token("de")] = 3.0
+        logits[tok.language_token("fr")] = 2.0
+        return logits
 
-    language, probs = decoding.detect_language(Lang(script), tok, np.zeros(1))
+    language, probs = decoding.detect_language(scripted_decoder_for(tok, after_sot), tok, np.zeros(1))
     assert language == "de"
     assert sum(probs.values()) == pytest.approx(1.0)
     assert probs["de"] / probs["fr"] == pytest.approx(math.e)
     with pytest.raises(ValueError, match="English-only"):
-        decoding.detect_language(Lang(script), tokenizer("tiny"), np.zeros(1))
+        decoding.detect_language(scripted_decoder_for(tok, after_sot), tokenizer("tiny"), np.zeros(1))
 
 
 def test_sampling_follows_softmax_over_temperature_and_is_seeded():
     logits = np.array([2.0, 1.0, 0.0, -np.inf, 0.5], np.float32)
     for temperature in (0.2, 0.7, 1.0):
         rng = np.random.default_rng(123)
-        draws = np.array([decoding._sample(logits, temperature, rng) for _ in range(20000)])
+        draws = np.array([token_choice.sample(logits, temperature, rng) for _ in range(20000)])
         want = np.exp((logits - logits.max()) / temperature)
         want /= want.sum()
         got = np.bincount(draws, minlength=logits.size) / draws.size
         assert got[3] == 0.0  # suppressed tokens are never drawn
         np.testing.assert_allclose(got, want, atol=0.015)
-    a = [decoding._sample(logits, 1.0, np.random.default_rng(5)) for _ in range(50)]
-    b = [decoding._sample(logits, 1.0, np.random.default_rng(5)) for _ in range(50)]
+    a = [token_choice.sample(logits, 1.0, np.random.default_rng(5)) for _ in range(50)]
+    b = [token_choice.sample(logits, 1.0, np.random.default_rng(5)) for _ in range(50)]
     assert a == b
 
 
-def test_sampled_decode_is_reproducible_and_best_of_picks_the_likeliest():
+def test_sampled_decode_is_reproducible_and_best_of_is_one_group():
     tok = tokenizer("tiny")
     script = Script(tok, 11, 0.15, 0.6)
     options = DecodingOptions(temperature=0.8, without_timestamps=False)
-    one = decoding.decode(ScriptedDecoder(script), tok, np.zeros(1), options, np.random.default_rng(3))
-    two = decoding.decode(ScriptedDecoder(script), tok, np.zeros(1), options, np.random.default_rng(3))
+    one = decoding.decode(scripted(tok, script), tok, np.zeros(1), options, np.random.default_rng(3))
+    two = decoding.decode(scripted(tok, script), tok, np.zeros(1), options, np.random.default_rng(3))
     assert one.tokens == two.tokens and one.temperature == 0.8
-    dec = ScriptedDecoder(script)
+    dec = scripted(tok, script)
     best = decoding.decode(dec, tok, np.zeros(1), dataclasses.replace(options, best_of=5), np.random.default_rng(3))
-    assert len(dec.prefills) == 5  # five independent samples
-    # The winner has the best sum_logprob / length among five samples from the same stream.
-    rng = np.random.default_rng(3)
-    samples = []
-    for _ in range(5):
-        d = ScriptedDecoder(script)
-        samples.append(decoding.decode(d, tok, np.zeros(1), options, rng))
-    scores = [s.sum_logprob / max(len(s.tokens), 1) for s in samples]
-    assert best.tokens == samples[int(np.argmax(scores))].tokens
+    assert len(dec.prefills) == 1 and {len(t) for t in dec.fed} == {5}  # one prompt run, five rows a step
+    again = decoding.decode(scripted(tok, script), tok, np.zeros(1), dataclasses.replace(options, best_of=5),
+                            np.random.default_rng(3))
+    assert again.tokens == best.tokens and again.sum_logprob == best.sum_logprob
     with pytest.raises(ValueError, match="best_of"):
-        decoding.decode(dec, tok, np.zeros(1), DecodingOptions(best_of=2))
+        DecodingOptions(best_of=2)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -456,7 +404,7 @@ def test_transcribe_loop_equals_openai_transcribe(variant, seed, seconds, fail_r
     mel = whisper.log_mel_spectrogram(torch.from_numpy(audio), 80, padding=whisper.audio.N_SAMPLES).numpy()
     calls = []
     got = longform.transcribe(mel, lambda window: window, StubDecoder(tok, script), tok,
-                              longform.TranscribeOptions(language=language, **kwargs),
+                              TranscribeOptions(language=language, **kwargs),
                               decode_fn=scripted_decode_fn(script, calls))
 
     assert calls == model.calls  # the same windows, temperatures and prompts, in order
@@ -478,7 +426,7 @@ def test_a_clip_past_the_end_of_the_audio_ends_there():
     mel = np.random.default_rng(1).standard_normal((80, 2950 + 3000)).astype(np.float32)
     calls = []
     got = longform.transcribe(mel, lambda window: window, StubDecoder(tok, script), tok,
-                              longform.TranscribeOptions(language="en", clip_timestamps="3.5,40,61"),
+                              TranscribeOptions(language="en", clip_timestamps="3.5,40,61"),
                               decode_fn=scripted_decode_fn(script, calls))
     assert got["windows"] and all(350 <= w["seek"] < 2950 for w in got["windows"])
 
@@ -489,13 +437,13 @@ def test_transcribe_rejects_a_mel_without_padding():
         longform.transcribe(np.zeros((80, 100), np.float32), lambda w: w, StubDecoder(tok, None), tok)
     with pytest.raises(ValueError, match="clip_timestamps"):
         longform.transcribe(np.zeros((80, 3100), np.float32), lambda w: w, StubDecoder(tok, None), tok,
-                            longform.TranscribeOptions(clip_timestamps="1,x"))
+                            TranscribeOptions(clip_timestamps="1,x"))
 
 
 def test_temperature_schedule_equals_openai_cli():
-    assert longform.temperature_schedule(0.0, 0.2) == tuple(np.arange(0.0, 1.0 + 1e-6, 0.2))
-    assert longform.temperature_schedule(0.5, 0.25) == tuple(np.arange(0.5, 1.0 + 1e-6, 0.25))
-    assert longform.temperature_schedule(0.3, None) == (0.3,)
+    assert temperature_schedule(0.0, 0.2) == tuple(np.arange(0.0, 1.0 + 1e-6, 0.2))
+    assert temperature_schedule(0.5, 0.25) == tuple(np.arange(0.5, 1.0 + 1e-6, 0.25))
+    assert temperature_schedule(0.3, None) == (0.3,)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -525,7 +473,7 @@ def test_format_timestamp_equals_openai():
     for seconds in (0.0, 0.0004, 0.0005, 59.9995, 3599.9996, 3725.4449, 7.6000000000000005):
         for hours in (False, True):
             for marker in (".", ","):
-                assert output_formats.format_timestamp(seconds, hours, marker) == \
+                assert subtitles.format_timestamp(seconds, hours, marker) == \
                     whisper.utils.format_timestamp(seconds, hours, marker)
     with pytest.raises(ValueError, match="negative"):
-        output_formats.format_timestamp(-1.0)
+        subtitles.format_timestamp(-1.0)

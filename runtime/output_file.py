@@ -2,8 +2,11 @@
 
 `OutputFile(path)` reserves a temporary file beside `path` at once, so an unusable destination
 (missing or read-only folder, a directory in the way) is reported before any work is done;
-`commit(text)` writes it and renames it into place; `discard()` (also on leaving a `with` block
-without commit) removes it. A failed or interrupted run never leaves a partial file under `path`.
+`commit(text)` writes it, flushes it to disk and renames it into place, then flushes the folder,
+so a file that exists is complete even after a crash of the machine (the corpus tool journals a
+file as done only after this); `discard()` (also on leaving a `with` block without commit)
+removes it. A failed or interrupted run never leaves a partial file under `path`.
+`write_file(path, text)` does both at once, creating the folder first.
 """
 
 import os
@@ -34,7 +37,14 @@ class OutputFile:
         try:
             with open(self.tmp, "w", encoding="utf-8") as f:
                 f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
             os.replace(self.tmp, self.path)
+            folder = os.open(os.path.dirname(os.path.abspath(self.path)), os.O_RDONLY)
+            try:
+                os.fsync(folder)
+            finally:
+                os.close(folder)
         except OSError as e:
             self.discard()
             raise OutputFileError(f"{self.label}: cannot be written ({e.strerror})") from None
@@ -53,3 +63,15 @@ class OutputFile:
 
     def __exit__(self, *exc) -> None:
         self.discard()
+
+
+def write_file(path: str, text: str, label: str | None = None) -> None:
+    """`text` to `path`, whole or not at all, creating its folder first; OutputFileError naming
+    `label` (default: the path)."""
+    label = label or path
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    except OSError as e:
+        raise OutputFileError(f"{label}: cannot create its folder ({e.strerror})") from None
+    with OutputFile(path, label) as f:
+        f.commit(text)

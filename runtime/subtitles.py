@@ -1,6 +1,7 @@
-"""Subtitle cues from word timestamps, as openai-whisper's SubtitlesWriter.iterate_result.
+"""Subtitle cues and their timestamps, as openai-whisper's SubtitlesWriter (utils.py).
 
-Words are laid out into lines of at most `max_line_width` characters (default 1000) and
+Without word timestamps a cue is a segment: its stripped text ("-->" becomes "->": it would end
+the cue line). With them (SubtitlesWriter.iterate_result), words are laid out into lines of at most `max_line_width` characters (default 1000) and
 `max_words_per_line` words, a cue holding up to `max_line_count` lines; without both a width
 and a line count every segment stays its own cue. A pause of more than 3 s starts a new cue
 (when segments are not preserved). `highlight_words` emits one cue per word with that word
@@ -10,7 +11,23 @@ underlined (`<u>word</u>`), plus the gaps between words as plain cues.
 import re
 from collections.abc import Iterator
 
-from runtime.output_formats import format_timestamp
+from runtime.options import OptionError
+
+# How word-timed cues are laid out (word_cues' keywords).
+LAYOUT_OPTIONS = ("highlight_words", "max_line_width", "max_line_count", "max_words_per_line")
+
+
+
+def format_timestamp(seconds: float, always_include_hours: bool = False, decimal_marker: str = ".") -> str:
+    """openai-whisper's format_timestamp: [HH:]MM:SS.mmm (hours when non-zero or asked for)."""
+    if seconds < 0:
+        raise ValueError(f"timestamp {seconds} s is negative")
+    ms = round(seconds * 1000.0)
+    hours, ms = divmod(ms, 3_600_000)
+    minutes, ms = divmod(ms, 60_000)
+    secs, ms = divmod(ms, 1_000)
+    hours_marker = f"{hours:02d}:" if always_include_hours or hours > 0 else ""
+    return f"{hours_marker}{minutes:02d}:{secs:02d}{decimal_marker}{ms:03d}"
 
 
 def _lines(result: dict, max_line_width: int, max_line_count: int | None, max_words_per_line: int,
@@ -49,6 +66,17 @@ def _lines(result: dict, max_line_width: int, max_line_count: int | None, max_wo
         yield subtitle
 
 
+def check_layout(word_timestamps: bool, **layout) -> None:
+    """OptionError for a layout option given without word timestamps, or a count below 1."""
+    for name, value in layout.items():
+        if name not in LAYOUT_OPTIONS:
+            raise OptionError(name, f" is not a subtitle layout option; known: {', '.join(LAYOUT_OPTIONS)}")
+        if value not in (None, False) and not word_timestamps:
+            raise OptionError(name, " needs word_timestamps (the layout is made from the words)")
+        if name != "highlight_words" and value is not None and value < 1:
+            raise OptionError(name, f"={value} must be at least 1")
+
+
 def word_cues(result: dict, always_include_hours: bool, decimal_marker: str, *, highlight_words: bool = False,
               max_line_width: int | None = None, max_line_count: int | None = None,
               max_words_per_line: int | None = None) -> Iterator[tuple[str, str, str]]:
@@ -73,3 +101,15 @@ def word_cues(result: dict, always_include_hours: bool, decimal_marker: str, *, 
             yield word_start, word_end, "".join(re.sub(r"^(\s*)(.*)$", r"\1<u>\2</u>", w) if j == i else w
                                                 for j, w in enumerate(words))
             last = word_end
+
+
+def cues(result: dict, always_include_hours: bool, decimal_marker: str, **layout) -> Iterator[tuple[str, str, str]]:
+    """(start, end, text) of every cue: laid out from the words when the segments carry them
+    (layout: word_cues' options), else one per segment."""
+    if result["segments"] and "words" in result["segments"][0]:
+        yield from word_cues(result, always_include_hours, decimal_marker, **layout)
+        return
+    for s in result["segments"]:
+        yield (format_timestamp(s["start"], always_include_hours, decimal_marker),
+               format_timestamp(s["end"], always_include_hours, decimal_marker),
+               s["text"].strip().replace("-->", "->"))

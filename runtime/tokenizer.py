@@ -16,7 +16,7 @@ from typing import Dict, List, Optional, Sequence
 
 import tokenizers
 
-from models.whisper.checkpoint.tokenizer_merges import RESTORED_KEY, restore_missing_merges
+from models.whisper.checkpoint.tokenizer_merges import RESTORED_KEY
 
 TIME_PRECISION = 0.02
 
@@ -29,15 +29,12 @@ LEGACY_SPECIAL_TOKENS = {"<|nocaptions|>": "<|nospeech|>"}
 class WhisperTokenizer:
     def __init__(self, tokenizer_json: str, model_config: Dict):
         c = model_config
+        if RESTORED_KEY not in c:  # the packer records the BPE merges it restored into tokenizer.json
+            raise ValueError(f"{tokenizer_json}: packed by an older packer (model_config.json has no "
+                             f"{RESTORED_KEY}); rebuild the checkpoint")
+        self.repaired_merges: List[str] = list(c[RESTORED_KEY])
         try:
-            if RESTORED_KEY in c:  # the packer restored the missing merges: the file loads as it is
-                self.repaired_merges: List[str] = list(c[RESTORED_KEY])
-                self._tok = tokenizers.Tokenizer.from_file(tokenizer_json)
-            else:  # packed before the packer restored merges: parse, scan, reload (~0.15 s more)
-                with open(tokenizer_json, encoding="utf-8") as f:
-                    data = json.load(f)
-                self.repaired_merges = restore_missing_merges(data)
-                self._tok = tokenizers.Tokenizer.from_str(json.dumps(data))
+            self._tok = tokenizers.Tokenizer.from_file(tokenizer_json)
         except Exception as e:  # the library raises a bare Exception on a bad file
             raise ValueError(f"{tokenizer_json}: not a readable tokenizer.json ({e}); rebuild the checkpoint") from e
         self.eot: int = c["eot"]

@@ -198,19 +198,13 @@ def test_missing_merge_is_repaired():
     assert ours("base").encode(" the tale") == o.encode(" the tale") == [264, 17172]
 
 
-def test_directory_packed_before_the_merges_were_restored(tmp_path):
-    # No record in model_config.json: the runtime restores the merge itself.
+def test_a_directory_packed_without_the_merge_record_is_refused(tmp_path):
     src = runfiles_checkpoint_dir("base")
     with open(os.path.join(src, "model_config.json"), encoding="utf-8") as f:
         config = json.load(f)
-    assert config.pop("tokenizer_restored_merges") == ["Ġ t"]
-    with open(os.path.join(src, "tokenizer.json"), encoding="utf-8") as f:
-        data = json.load(f)
-    data["model"]["merges"] = [m for m in data["model"]["merges"] if m not in ("Ġ t", ["Ġ", "t"])]
-    (tmp_path / "tokenizer.json").write_text(json.dumps(data), encoding="utf-8")
-    old = WhisperTokenizer(str(tmp_path / "tokenizer.json"), config)
-    assert old.repaired_merges == ["Ġ t"]
-    assert old.encode(" the tale") == ours("base").encode(" the tale") == [264, 17172]
+    del config["tokenizer_restored_merges"]
+    with pytest.raises(ValueError, match="older packer.*rebuild the checkpoint"):
+        WhisperTokenizer(os.path.join(src, "tokenizer.json"), config)
 
 
 def _transcripts():

@@ -2,16 +2,14 @@
 `WhisperModel.transcribe`: an iterator of `Segment`s, decoded as it is consumed, and a
 `TranscriptionInfo` known before the first segment (language, its probability, duration).
 
-The options are openai-whisper's `transcribe()` keywords (runtime/longform.py
-`TranscribeOptions`); `options_from(**kwargs)` checks them and names a wrong one.
+The options are openai-whisper's `transcribe()` keywords (runtime/options.py
+`TranscribeOptions`, which checks them and names a wrong one).
 """
 
 import dataclasses
 from collections.abc import Iterator
 
-from runtime.longform import TranscribeOptions
-
-OPTION_NAMES = tuple(f.name for f in dataclasses.fields(TranscribeOptions))
+from runtime.options import TranscribeOptions
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,15 +52,6 @@ class TranscriptionInfo:
     windows: list[dict] = dataclasses.field(default_factory=list)
     text: str | None = None
     timings_ms: dict[str, float] = dataclasses.field(default_factory=dict)
-
-
-def options_from(**kwargs) -> TranscribeOptions:
-    """TranscribeOptions from keywords; ValueError naming an unknown one."""
-    unknown = sorted(set(kwargs) - set(OPTION_NAMES))
-    if unknown:
-        raise ValueError(f"unknown transcribe option {', '.join(map(repr, unknown))}; "
-                         f"known: {', '.join(OPTION_NAMES)}")
-    return TranscribeOptions(**kwargs)
 
 
 def collect(segments: Iterator[Segment], info: TranscriptionInfo, eot: int) -> dict:

@@ -1,7 +1,11 @@
 """Transcribe audio with the generated Whisper libraries: openai-whisper's CLI over runtime.engine.
 
     ./bazelw run //tools:transcribe                          # built-in demo clip, printed
-    ./bazelw run //tools:transcribe -- --wav meeting.m4a --wav talk.wav --model base --output_format srt
+    ./bazelw run //tools:transcribe -- meeting.m4a talk.wav --model base --output_format srt
+
+openai-whisper's command lines run as they are written: audio files as positional arguments (or
+with --wav), and boolean flags spelled with a value (`--word_timestamps True`) as well as absl's
+`--word_timestamps` / `--noword_timestamps`.
 
 Each recording is transcribed whole in 30 s windows with openai-whisper's `transcribe()`
 semantics (runtime/longform.py) through `Engine.transcribe`, the Python API this CLI is a thin
@@ -9,8 +13,10 @@ layer over. Options, names and defaults are openai-whisper's. Outputs go to --ou
 all. One file that fails gets its one-line error; the others are still transcribed and written.
 
 Errors are one line on stderr, `transcribe: error: <file or flag>: <problem>; <what to do>`, and
-the exit status says what kind: 1 a bad input (audio, checkpoint, output path; with several
-files: any of them failed), 2 wrong usage (unknown flag, bad flag value, stray argument).
+the exit status says what kind: 1 a bad input (audio, checkpoint, output path, an option the
+checkpoint cannot honour; with several files: any of them failed), 2 wrong usage (unknown flag,
+bad flag value). The options are checked by the runtime (runtime/options.py), the same checks
+and messages as the Python API's, printed with the flag's name.
 """
 
 import os
@@ -18,17 +24,18 @@ import sys
 
 from absl import app, flags
 
-from runtime import audio_input, output_formats, runfiles, word_timing
+from runtime import audio_input, output_formats, runfiles, subtitles, word_timing
 from runtime.engine import PRECISIONS, Engine, EngineError
-from runtime.longform import parse_clip_timestamps, temperature_schedule
+from runtime.options import OptionError, options_from, temperature_schedule
 from runtime.output_file import OutputFile, OutputFileError
-from runtime.output_formats import format_timestamp
+from runtime.subtitles import format_timestamp
 from runtime.transcription import collect
 
 FLAGS = flags.FLAGS
 flags.DEFINE_multi_string("wav", None, "Audio or video file to transcribe: WAV, or any container FFmpeg reads (m4a, "
-                          "mp4, webm, opus, aac, flac, ogg, mp3, ...). Repeat for several files. Relative to where "
-                          "you ran the command. Default: the built-in demo clip.")
+                          "mp4, webm, opus, aac, flac, ogg, mp3, ...). Repeat for several files, or give them as "
+                          "positional arguments. Relative to where you ran the command. Default: the built-in demo "
+                          "clip.")
 flags.DEFINE_enum("model", "tiny", ["tiny", "base"], "Checkpoint variant (tiny = tiny.en, base = multilingual base).")
 flags.DEFINE_enum("precision", "fp32", list(PRECISIONS), "Weights: fp32 (the converted checkpoint, the parity build) "
                   "or bf16 (Linear weights and token embedding rounded to bf16, for AMX and AVX512-BF16; WER within "
@@ -87,7 +94,7 @@ flags.DEFINE_integer("max_line_width", None, "With --word_timestamps: characters
 flags.DEFINE_integer("max_line_count", None, "With --word_timestamps: lines per subtitle cue.")
 flags.DEFINE_integer("max_words_per_line", None, "With --word_timestamps (no effect with --max_line_width): words "
                      "per subtitle line.")
-WORD_OPTIONS = ("highlight_words", "max_line_width", "max_line_count", "max_words_per_line")
+WORD_OPTIONS = subtitles.LAYOUT_OPTIONS
 
 DEMO_CLIP = "tools/demo_clip.wav"
 EXIT_BAD_INPUT, EXIT_USAGE = 1, 2
@@ -102,10 +109,31 @@ def _error(message: str, status: int) -> int:
     return status
 
 
+BOOL_VALUES = {"true": "true", "false": "false"}
+
+
+def openai_bools(argv: list) -> list:
+    """openai-whisper's `--flag True` / `--flag False` as absl's `--flag=true` (a value that is
+    not True or False stays a positional argument: an audio file)."""
+    bools = {name for name, flag in FLAGS._flags().items() if isinstance(flag, flags.BooleanFlag)}
+    out, i = [], 0
+    while i < len(argv):
+        arg = argv[i]
+        name = arg[2:] if arg.startswith("--") and "=" not in arg else None
+        if name in bools and i + 1 < len(argv) and argv[i + 1].lower() in BOOL_VALUES:
+            out.append(f"--{name}={BOOL_VALUES[argv[i + 1].lower()]}")
+            i += 2
+            continue
+        out.append(arg)
+        i += 1
+    return out
+
+
 def parse_flags(argv):
-    """absl's flag parsing, with wrong usage as one line and exit status 2."""
+    """absl's flag parsing of openai-whisper's command lines (openai_bools), with wrong usage as
+    one line and exit status 2; returns the program name and the audio files given positionally."""
     try:
-        return FLAGS(argv)
+        return FLAGS(openai_bools(list(argv)))
     except flags.Error as e:
         sys.exit(_error(f"{e}; see --help", EXIT_USAGE))
 
@@ -123,30 +151,17 @@ def _optional_float(name: str):
     try:
         return float(text)
     except ValueError:
-        raise CliError(f"--{name}={text!r} is not a number; give a number or none") from None
+        raise OptionError(name, f"={text!r} is not a number; give a number or none") from None
 
 
 def options_from_flags() -> dict:
-    """Engine.transcribe keywords (openai-whisper's transcribe() options) from the flags."""
-    if not 0.0 <= FLAGS.temperature <= 1.0:
-        raise CliError(f"--temperature={FLAGS.temperature} is outside [0, 1]")
-    if FLAGS.best_of is not None and FLAGS.best_of < 1:
-        raise CliError(f"--best_of={FLAGS.best_of} must be at least 1")
-    if FLAGS.beam_size < 0:
-        raise CliError(f"--beam_size={FLAGS.beam_size} is negative; give 0 (greedy) or a beam count")
-    length_penalty = _optional_float("length_penalty")
-    if length_penalty is not None and not 0.0 <= length_penalty <= 1.0:
-        raise CliError(f"--length_penalty={length_penalty} must be between 0 and 1")
-    for name in WORD_OPTIONS:
-        if getattr(FLAGS, name) not in (None, False) and not FLAGS.word_timestamps:
-            raise CliError(f"--{name} needs --word_timestamps")
-        if name != "highlight_words" and getattr(FLAGS, name) is not None and getattr(FLAGS, name) < 1:
-            raise CliError(f"--{name}={getattr(FLAGS, name)} must be at least 1")
+    """Engine.transcribe keywords (openai-whisper's transcribe() options) from the flags, checked
+    by runtime/options.py (OptionError naming the option)."""
     if FLAGS.threads < 0:
-        raise CliError(f"--threads={FLAGS.threads} must be 0 (every CPU) or more")
-    parse_clip_timestamps(FLAGS.clip_timestamps, 0)  # a malformed list fails before any file
+        raise OptionError("threads", f"={FLAGS.threads} must be 0 (every CPU) or more")
+    subtitles.check_layout(FLAGS.word_timestamps, **{name: getattr(FLAGS, name) for name in WORD_OPTIONS})
     language = FLAGS.language.strip()
-    return {
+    options = {
         "language": None if language.lower() in ("detect", "auto", "none") else language,
         "task": FLAGS.task,
         "temperature": temperature_schedule(FLAGS.temperature, _optional_float("temperature_increment_on_fallback")),
@@ -168,15 +183,24 @@ def options_from_flags() -> dict:
         "prepend_punctuations": FLAGS.prepend_punctuations,
         "append_punctuations": FLAGS.append_punctuations,
     }
+    options_from(**options)  # every value checked before any file is opened
+    return options
 
 
-def _inputs() -> list:
-    """(display name, path) per input; the demo clip when no --wav is given."""
-    if not FLAGS.wav:
-        print(f"transcribe: no --wav given; using the built-in demo clip synthesized by the build with espeak-ng "
-              f"({DEMO_CLIP})", file=sys.stderr)
+def _flag_error(e: OptionError) -> str:
+    """The runtime's message about option `name`, naming the flag the user typed."""
+    return f"--{e}"
+
+
+def _inputs(positional: list) -> list:
+    """(display name, path) per input (--wav, then positional arguments); the demo clip when none
+    is given."""
+    names = list(FLAGS.wav or []) + list(positional)
+    if not names:
+        print(f"transcribe: no audio file given; using the built-in demo clip synthesized by the build with "
+              f"espeak-ng ({DEMO_CLIP})", file=sys.stderr)
         return [(DEMO_CLIP, runfiles.locate("ckw", DEMO_CLIP))]
-    return [(name, _user_path(name)) for name in FLAGS.wav]
+    return [(name, _user_path(name)) for name in names]
 
 
 def _targets(inputs: list, to_stdout: bool) -> dict:
@@ -197,7 +221,7 @@ def _targets(inputs: list, to_stdout: bool) -> dict:
     for name, path in inputs:
         stem = os.path.splitext(os.path.basename(path))[0]
         if stem in owner and owner[stem][1] != path:
-            raise CliError(f"--wav {owner[stem][0]} and --wav {name} would both write {stem}.*; rename one or "
+            raise CliError(f"{owner[stem][0]} and {name} would both write {stem}.*; rename one or "
                            "transcribe them in separate calls")
         owner[stem] = (name, path)
         targets[path] = [(fmt, (p, p)) for fmt in formats for p in [os.path.join(out_dir, f"{stem}.{fmt}")]]
@@ -218,13 +242,6 @@ def _progress_bar(total_seconds: float):
 
     return tqdm.tqdm(total=round(total_seconds, 2), unit="s", unit_scale=False, file=sys.stderr,
                      bar_format="{l_bar}{bar}| {n:.1f}/{total:.1f} s [{elapsed}<{remaining}]")
-
-
-def render_output(result: dict, output_format: str, **layout) -> str:
-    """The output file of a transcription `result` (collect's or Engine.transcribe_long's; also
-    //tools:transcribe_corpus's); layout: the subtitle options of WORD_OPTIONS."""
-    keys = ("text", "segments", "tokens", "language", "model", "timings_ms")
-    return output_formats.render({k: result[k] for k in keys}, output_format, **layout)
 
 
 def transcribe_one(engine: Engine, name: str, path: str, options: dict, outputs: list) -> None:
@@ -248,7 +265,7 @@ def transcribe_one(engine: Engine, name: str, path: str, options: dict, outputs:
             if bar is not None:
                 bar.close()
         for fmt, file in files:
-            text = render_output(result, fmt, **{name: getattr(FLAGS, name) for name in WORD_OPTIONS})
+            text = output_formats.render_transcript(result, fmt, **{name: getattr(FLAGS, name) for name in WORD_OPTIONS})
             if file is None:
                 sys.stdout.write(text)
             else:
@@ -269,13 +286,13 @@ def _echo(segments):
 
 
 def main(argv):
-    if len(argv) > 1:
-        return _error(f"unexpected arguments: {' '.join(argv[1:])}; give audio files with --wav", EXIT_USAGE)
     try:
         options = options_from_flags()
-        inputs = _inputs()
-        demo_to_stdout = not FLAGS.wav and not FLAGS["output_dir"].present
+        inputs = _inputs(argv[1:])
+        demo_to_stdout = len(argv) == 1 and not FLAGS.wav and not FLAGS["output_dir"].present
         targets = _targets(inputs, demo_to_stdout)
+    except OptionError as e:
+        return _error(_flag_error(e), EXIT_USAGE)
     except ValueError as e:
         return _error(str(e), EXIT_USAGE)
     try:
@@ -290,14 +307,11 @@ def main(argv):
         return _error(str(e), EXIT_BAD_INPUT)
     with engine:
         try:
-            engine.tokenizer.sot_sequence(options["language"], options["task"])  # e.g. German on tiny.en
-        except ValueError as e:  # the checkpoint cannot honour the options
+            engine.check_options(**options)
+        except OptionError as e:  # more sequences than the decoder runs side by side
+            return _error(_flag_error(e), EXIT_USAGE)
+        except ValueError as e:  # the checkpoint cannot honour the options (e.g. German on tiny.en)
             return _error(str(e), EXIT_BAD_INPUT)
-        for name in ("beam_size", "best_of"):  # sequences decoded side by side in one call
-            if (options[name] or 0) > engine.decoder.max_beams:
-                return _error(f"--{name}={options[name]} is more than the {engine.decoder.max_beams} sequences this "
-                              "decoder runs side by side (max_beams, fixed when the library was built); lower it",
-                              EXIT_USAGE)
         failed = 0
         for name, path in inputs:
             try:

@@ -21,7 +21,7 @@ import sys
 from absl import app, flags
 
 # The single-file CLI: its --model, --precision, --output_format and decoding flags are ours too.
-from runtime.transcription import options_from
+from runtime.options import options_from
 from tools import transcribe
 from tools.corpus import cluster, inputs, journal, progress, scheduler, worker
 

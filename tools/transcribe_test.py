@@ -22,8 +22,8 @@ KEYS = {"id", "seek", "start", "end", "text", "tokens", "temperature", "avg_logp
 
 def run(capsys, *args):
     FLAGS.unparse_flags()
-    FLAGS(["transcribe", *args])
-    rc = transcribe.main(["transcribe"])
+    argv = transcribe.parse_flags(["transcribe", *args])
+    rc = transcribe.main(argv)
     out, err = capsys.readouterr()
     return rc, out, err
 
@@ -145,13 +145,15 @@ def test_language_is_detected_by_default_on_base(capsys, jfk):
     (["--task=translate"], "needs a multilingual checkpoint", 1),
     (["--wav=/nonexistent.wav"], "/nonexistent.wav: no such file", 1),
     (["--clip_timestamps=1,x"], "clip_timestamps", 2),
-    (["--temperature=1.5"], "outside [0, 1]", 2),
+    (["--temperature=1.5"], "--temperature=1.5 must be between 0 and 1", 2),
     (["--threads=-1"], "--threads=-1", 2),
     (["--output_format=all", "--output=x"], "--output takes one input", 2),
     (["--beam_size=9"], "--beam_size=9 is more than the 8 sequences", 2),
     (["--length_penalty=2"], "--length_penalty=2.0 must be between 0 and 1", 2),
     (["--patience=x"], "--patience='x' is not a number", 2),
-    (["--highlight_words"], "--highlight_words needs --word_timestamps", 2),
+    (["--highlight_words"], "--highlight_words needs word_timestamps", 2),
+    (["--best_of=0"], "--best_of=0 must be at least 1", 2),
+    (["--suppress_tokens=1,a"], "--suppress_tokens='1,a' is not a comma-separated list", 2),
     (["--word_timestamps", "--max_line_width=0"], "--max_line_width=0 must be at least 1", 2),
 ])
 def test_errors_are_one_line(capsys, jfk, args, message, status):
@@ -210,3 +212,24 @@ def test_word_timestamps_in_json_and_word_timed_subtitles(capsys, jfk):
     rc, out, _ = run(capsys, f"--wav={jfk}", "--output_format=vtt", "--output=-", "--word_timestamps", "--highlight_words")
     assert rc == 0 and out.count("<u>") >= len(words)
 
+
+
+def test_openai_whisper_command_lines_run_unchanged(capsys, jfk, tmp_path):
+    """Audio files as positional arguments and `--flag True/False`, as openai-whisper's CLI takes them."""
+    rc, out, _ = run(capsys, jfk, "--word_timestamps", "True", "--condition_on_previous_text", "False",
+                     "--output_format", "json", "--output_dir", str(tmp_path), "--verbose", "False")
+    assert rc == 0 and out == ""
+    result = json.loads((tmp_path / "jfk.json").read_text(encoding="utf-8"))
+    assert all("words" in s for s in result["segments"])
+    assert not FLAGS.condition_on_previous_text and not FLAGS.verbose
+    rc, out, _ = run(capsys, "--word_timestamps", "false", jfk, "--output_format=txt", "--output=-")
+    assert rc == 0 and out.replace(",", "").startswith("And so my fellow Americans") and not FLAGS.word_timestamps
+
+
+def test_positional_and_flag_inputs_are_transcribed_together(capsys, jfk, tmp_path):
+    other = tmp_path / "copy.wav"
+    other.write_bytes(pathlib.Path(jfk).read_bytes())
+    rc, _, err = run(capsys, str(other), f"--wav={jfk}", "--output_format=txt", f"--output_dir={tmp_path}",
+                     "--beam_size=0")
+    assert rc == 0, err
+    assert (tmp_path / "copy.txt").read_text(encoding="utf-8") == (tmp_path / "jfk.txt").read_text(encoding="utf-8")

@@ -53,7 +53,7 @@ The cases (file -> expected outcome):
   --output into a missing folder                                        -> error 1 "does not exist"
   --output into a read-only folder                                      -> error 1 "cannot write into"
   --output naming a directory                                           -> error 1 "is a directory"
-  an unknown flag / a stray argument / --model=huge / --best_of=0       -> error 2
+  an unknown flag / --beam_size=x / --model=huge / --best_of=0         -> error 2
 """
 
 import ctypes
@@ -229,7 +229,7 @@ def shard(names):
 
 
 SPECIAL = ["a_folder", "missing.wav", "unreadable.wav", "output_missing_folder", "output_read_only_folder",
-           "output_is_a_directory", "usage_unknown_flag", "usage_stray_argument", "usage_bad_model", "usage_bad_best_of"]
+           "output_is_a_directory", "usage_unknown_flag", "usage_bad_number", "usage_bad_model", "usage_bad_best_of"]
 
 
 @pytest.mark.parametrize("name", shard(sorted(FILES) + SPECIAL))
@@ -264,7 +264,7 @@ def test_case(tmp_path, monkeypatch, jfk, jfk_text, name):
         assert proc.returncode == 1 and proc.stdout == "" and os.listdir("read_only") == []
         assert not os.path.exists("nowhere")
     else:
-        args = {"usage_unknown_flag": ["--wav", JFK, "--no_such_flag=1"], "usage_stray_argument": ["--wav", JFK, "extra.wav"],
+        args = {"usage_unknown_flag": ["--wav", JFK, "--no_such_flag=1"], "usage_bad_number": ["--wav", JFK, "--beam_size=x"],
                 "usage_bad_model": ["--wav", JFK, "--model=huge"], "usage_bad_best_of": ["--wav", JFK, "--best_of=0"]}[name]
         proc = transcribe(*args)
         lines = proc.stderr.splitlines()

@@ -9,7 +9,7 @@ from typing import Dict, Optional
 
 from runtime.decoding import DecodingOptions
 from runtime.engine import Engine
-from runtime.longform import TranscribeOptions
+from runtime.options import TranscribeOptions
 
 
 class CkwPeer:

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from runtime import output_file
 from tools.corpus import inputs, journal, outputs, progress
 
 
@@ -115,8 +116,8 @@ def test_journal_refuses_other_settings_and_damage(tmp_path):
 
 
 def test_outputs_are_written_whole(tmp_path):
-    outputs.write_durably(str(tmp_path), "deep/er/a.flac.txt", "hello\n")
-    outputs.write_durably(str(tmp_path), "deep/er/a.flac.txt", "again\n")
+    output_file.write_file(str(tmp_path / "deep/er/a.flac.txt"), "hello\n")
+    output_file.write_file(str(tmp_path / "deep/er/a.flac.txt"), "again\n")
     assert (tmp_path / "deep/er/a.flac.txt").read_text(encoding="utf-8") == "again\n"
     assert sorted(p.name for p in (tmp_path / "deep/er").iterdir()) == ["a.flac.txt"]
     assert outputs.output_relpath("x/a.flac", "srt") == "x/a.flac.srt"

@@ -3,7 +3,7 @@
 Each actor holds at most one file, so the queue stays in the driver, strictly largest first,
 and the journal's `started` record names the process that has the file. Outcomes:
 
-- the actor returns a transcript: the driver writes the output (outputs.write_durably), then
+- the actor returns a transcript: the driver writes the output (runtime/output_file.py write_file), then
   journals `done`: the journal is the commit point, and only this process writes either;
 - the actor returns an error (a bad file): `failed`, and the batch goes on;
 - the actor process dies (killed, crashed, out of memory, node lost): `worker_died`, the file
@@ -14,10 +14,12 @@ and the journal's `started` record names the process that has the file. Outcomes
 
 import dataclasses
 import heapq
+import os
 import sys
 import time
 from collections.abc import Callable
 
+from runtime import output_file
 from tools.corpus import outputs
 from tools.corpus.inputs import AudioFile
 from tools.corpus.journal import Journal
@@ -123,7 +125,7 @@ class Scheduler:
             self._finish(file, dict(record, status="failed", audio_seconds=None, error=result["error"]))
             return
         relpath = outputs.output_relpath(file.relpath, self.output_format)
-        outputs.write_durably(self.output_dir, relpath, result["output"])
+        output_file.write_file(os.path.join(self.output_dir, relpath), result["output"])
         self._finish(file, dict(record, status="done", output=relpath, audio_seconds=_round(result["audio_seconds"]),
                                 error=None))
 

@@ -11,11 +11,10 @@ import os
 import socket
 import time
 
-from runtime import audio_input
+from runtime import audio_input, output_formats
 from runtime.engine import Engine, EngineError
-from runtime.longform import TranscribeOptions
+from runtime.options import TranscribeOptions
 from runtime.transcription import collect
-from tools import transcribe
 
 
 class CorpusWorker:
@@ -23,8 +22,7 @@ class CorpusWorker:
         # The engine's thread count comes from CKW_NUM_THREADS in the actor's runtime_env.
         self.engine = Engine.from_runfiles(model, precision=precision)
         # Options the checkpoint cannot honour (--language=de on tiny.en) stop the batch here, once.
-        self.engine.tokenizer.sot_sequence(options.language, options.task)
-        self.options = options
+        self.options = self.engine.check_options(**dataclasses.asdict(options))
         self.output_format = output_format
         self.name = f"{socket.gethostname()}:{os.getpid()}"
 
@@ -38,10 +36,9 @@ class CorpusWorker:
         try:
             # The single-file CLI's path: the engine reads the file (WAV by the C parser, other
             # containers by PyAV), so each output equals //tools:transcribe's.
-            options = {f.name: getattr(self.options, f.name) for f in dataclasses.fields(self.options)}
-            segments, info = self.engine.transcribe(path, **options)
+            segments, info = self.engine.transcribe(path, **dataclasses.asdict(self.options))
             result = collect(segments, info, self.engine.tokenizer.eot)
-            output = transcribe.render_output(result, self.output_format)
+            output = output_formats.render_transcript(result, self.output_format)
         except (audio_input.AudioInputError, EngineError, ValueError) as e:
             message = str(e) if path in str(e) else f"{path}: {e}"
             return {"error": message, "wall_seconds": time.perf_counter() - t0}

@@ -27,7 +27,10 @@ class TorchTextDecoderError(RuntimeError):
 
 
 class TorchTextDecoder:
-    """`TextDecoder` over a `whisper.model.Whisper` (float32, eval mode)."""
+    """`TextDecoder` over a `whisper.model.Whisper` (float32, eval mode), one sequence at a time
+    (max_beams 1: greedy decoding, the group of one)."""
+
+    max_beams = 1
 
     def __init__(self, model):
         self.model = model
@@ -88,6 +91,16 @@ class TorchTextDecoder:
         logits = self._forward([int(token)], [-1])[0]
         self._position += 1
         return logits
+
+    def decode_batch(self, tokens: Sequence[int]) -> np.ndarray:
+        """The one sequence's next token: logits [1, n_vocab]."""
+        if len(tokens) != 1:
+            raise TorchTextDecoderError(f"decode_batch of {len(tokens)} sequences; this decoder runs one")
+        return self.decode(tokens[0])[None]
+
+    def reorder(self, source: Sequence[int]) -> None:
+        if list(source) != [0]:
+            raise TorchTextDecoderError(f"reorder {list(source)}: this decoder runs one sequence")
 
     def _forward(self, tokens: Sequence[int], rows: Sequence[int]) -> np.ndarray:
         for t in tokens:
