@@ -10,7 +10,6 @@ forgot or misapplied a reorder would read another beam's logits and diverge. No 
 runs here: the real model is in tests/e2e/beam_openai_test.py.
 """
 
-import functools
 import zlib
 
 import numpy as np
@@ -21,16 +20,13 @@ from hypothesis import strategies as st
 from whisper.decoding import DecodingOptions as OpenAIOptions
 from whisper.decoding import MaximumLikelihoodRanker
 
-from models.whisper.checkpoint.packed import runfiles_checkpoint_dir
 from runtime import decoding, token_choice
 from runtime.decoding import DecodingOptions, decode
-from runtime.testing.doubles import openai_decode, scripted_decoder_for
+from runtime.testing.doubles import checkpoint_tokenizer, openai_decode, scripted_decoder_for
 from runtime.tokenizer import WhisperTokenizer
 
 
-@functools.cache
-def tokenizer(variant: str) -> WhisperTokenizer:
-    return WhisperTokenizer.from_checkpoint(runfiles_checkpoint_dir(variant))
+tokenizer = checkpoint_tokenizer
 
 
 class Script:

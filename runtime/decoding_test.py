@@ -8,7 +8,6 @@ without timestamp rules may pick, `sample_len`, the text-context limit). openai-
 No neural network runs here: the real model is in tests/e2e/greedy_openai_test.py.
 """
 
-import functools
 
 import numpy as np
 import pytest
@@ -16,15 +15,12 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from whisper.decoding import DecodingOptions as OpenAIOptions
 
-from models.whisper.checkpoint.packed import runfiles_checkpoint_dir
 from runtime.decoding import DecodingOptions, greedy_decode, initial_tokens
-from runtime.testing.doubles import openai_decode, scripted_decoder_for, step_script
+from runtime.testing.doubles import checkpoint_tokenizer, openai_decode, scripted_decoder_for, step_script
 from runtime.tokenizer import WhisperTokenizer
 
 
-@functools.lru_cache(maxsize=None)
-def tokenizer(variant: str) -> WhisperTokenizer:
-    return WhisperTokenizer.from_checkpoint(runfiles_checkpoint_dir(variant))
+tokenizer = checkpoint_tokenizer
 
 
 class Script:

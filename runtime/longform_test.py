@@ -28,26 +28,23 @@ import torch
 import whisper
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
-from whisper.decoding import ApplyTimestampRules, DecodingTask
+from whisper.decoding import ApplyTimestampRules
 from whisper.decoding import DecodingOptions as OpenAIOptions
 from whisper.decoding import DecodingResult as OpenAIResult
 from whisper.tokenizer import get_tokenizer
 from whisper.utils import WriteSRT, WriteTSV, WriteTXT, WriteVTT
 
-from models.whisper.checkpoint.packed import runfiles_checkpoint_dir
 from runtime import decoding, longform, output_formats, subtitles, token_choice
 from runtime.decoding import DecodingOptions, DecodingResult
 from runtime.options import TranscribeOptions, temperature_schedule
-from runtime.testing.doubles import openai_decode, scripted_decoder_for, step_script
+from runtime.testing.doubles import checkpoint_tokenizer, openai_decode, scripted_decoder_for, step_script
 from runtime.timestamp_rules import TimestampRules, max_initial_timestamp_index
 from runtime.tokenizer import WhisperTokenizer
 
 VARIANTS = ["tiny", "base"]
 
 
-@functools.lru_cache(maxsize=None)
-def tokenizer(variant: str) -> WhisperTokenizer:
-    return WhisperTokenizer.from_checkpoint(runfiles_checkpoint_dir(variant))
+tokenizer = checkpoint_tokenizer
 
 
 def num_languages(tok: WhisperTokenizer) -> int:

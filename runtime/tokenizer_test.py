@@ -17,14 +17,13 @@ from whisper.tokenizer import get_tokenizer
 from models.whisper.checkpoint.packed import runfiles_checkpoint_dir
 from models.whisper.reference.openai_whisper_ref import load_openai_whisper
 from runtime.decoding import DecodingOptions, initial_tokens
+from runtime.testing.doubles import checkpoint_tokenizer
 from runtime.tokenizer import WhisperTokenizer
 
 VARIANTS = ["tiny", "base"]
 
 
-@functools.lru_cache(maxsize=None)
-def ours(variant: str) -> WhisperTokenizer:
-    return WhisperTokenizer.from_checkpoint(runfiles_checkpoint_dir(variant))
+ours = checkpoint_tokenizer
 
 
 @functools.lru_cache(maxsize=None)

@@ -8,12 +8,22 @@ bookkeeping); optionally `sot_logits(prompt)`, the row at the start-of-transcrip
 no-speech probability). `step_script(fn)` adapts scripts written as fn(step, previous token).
 """
 
+import functools
 import types
 from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
 from whisper.decoding import DecodingTask
+
+from models.whisper.checkpoint.packed import runfiles_checkpoint_dir
+from runtime.tokenizer import WhisperTokenizer
+
+@functools.cache
+def checkpoint_tokenizer(variant: str) -> WhisperTokenizer:
+    """The tokenizer of @whisper_<variant> (in the test's data), made once per process."""
+    return WhisperTokenizer.from_checkpoint(runfiles_checkpoint_dir(variant))
+
 
 NextLogits = Callable[[tuple, tuple], np.ndarray]
 SotLogits = Callable[[tuple], np.ndarray]

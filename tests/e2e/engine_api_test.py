@@ -11,7 +11,7 @@ import soundfile
 
 from runtime import runfiles
 from runtime.engine import Engine, EngineError
-from runtime.longform import TranscribeOptions
+from runtime.options import TranscribeOptions
 from runtime.transcription import Segment
 
 
@@ -58,7 +58,10 @@ def test_options_are_openai_whisper_keywords():
 
 
 @pytest.mark.parametrize("options,message", [
-    ({"beam_sise": 5}, "unknown transcribe option 'beam_sise'"),
+    ({"beam_sise": 5}, "beam_sise is not a transcribe option"),
+    ({"beam_size": 9}, "beam_size=9 is more than the 8 sequences"),
+    ({"temperature": (0.0, 1.5)}, "temperature=1.5 must be between 0 and 1"),
+    ({"patience": 2.0}, "patience needs beam_size"),
     ({"language": "de"}, "needs a multilingual checkpoint"),
     ({"task": "translate"}, "needs a multilingual checkpoint"),
 ])
