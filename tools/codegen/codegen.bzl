@@ -121,8 +121,14 @@ def ckw_model_library(name, circuit, config, kernels, variant, part, phases, man
         name = name + "_lib",
         srcs = [":%s_c_files" % name],
         hdrs = [":%s_h_files" % name],
-        deps = kernels + ["//tools/codegen/support:xxh64"],  # create() checksums the weights it reads
-        linkopts = ["-pthread"],  # the handle's worker threads
+        # The generated C holds what the circuit decides and compiles without a warning (.bazelrc
+        # has -Wall -Wextra); the handle's fixed code is the support library's, compiled once.
+        copts = ["-Werror"],
+        deps = kernels + ["//tools/codegen/support:ckw_handle"],
+        # Linked in whole, never as a shared object of its own: the support code it calls is
+        # hidden (tools/codegen/support/ckw_support.h), so a test linking this library
+        # dynamically could not reach it.
+        linkstatic = True,
         alwayslink = True,  # nothing in the .so references the entry points; keep them
         testonly = testonly,
         visibility = visibility,

@@ -6,6 +6,7 @@ also written as abi.json and embedded in the .c as `<prefix>_abi_json()`."""
 
 import json
 import os
+import re
 import textwrap
 
 import jinja2
@@ -53,6 +54,17 @@ def c_doc(item: dict, width: int = WIDTH) -> str:
     return "\n".join("// " + line for line in lines)
 
 
+_C_STRING_OR_COMMENT = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*')
+
+
+def mentions(c_text: str, name: str) -> bool:
+    """Whether C text reads the identifier `name` (outside string literals and comments; a member
+    `.name` or `->name` is not the identifier). The templates declare a local, or mark a parameter
+    unused, by what the code after it reads, so no circuit leaves an unused variable."""
+    code = _C_STRING_OR_COMMENT.sub(" ", c_text)
+    return re.search(rf"(?<![\w.])(?<!->){re.escape(name)}(?!\w)", code) is not None
+
+
 def _typed(ctype: str, name: str) -> str:
     return f"{ctype}{'' if ctype.endswith('*') else ' '}{name}"
 
@@ -91,6 +103,7 @@ def _env() -> jinja2.Environment:
     env.filters["c_doc"] = c_doc
     env.filters["c_text_block"] = c_text_block
     env.filters["c_declaration"] = c_declaration
+    env.filters["mentions"] = mentions
     return env
 
 

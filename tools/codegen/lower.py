@@ -148,7 +148,7 @@ class _Lowerer:
                     if expr.upper(value) is None:
                         raise CompileError(f"{where}: /abi {a['arg']}: scratch '{what}' has no upper bound, so the "
                                            "handle cannot size a copy per thread; bound its dims or drop /parallel")
-                    thread_scratch.append({"name": f"ckw_threads_{a['arg']}", "c": f"h->thread_scratch + {sum(thread_bytes)}"})
+                    thread_scratch.append({"name": f"ckw_threads_{a['arg']}", "c": f"h->base.thread_scratch + {sum(thread_bytes)}"})
                     thread_bytes.append(plan_align(max(expr.upper(value), 1)))
             else:  # const
                 c, note = what, "constant"
@@ -171,7 +171,7 @@ class _Lowerer:
             return None
         branches = []
         for k, o in enumerate(opts):
-            run = f"ckw_pool_run(&h->pool, {o['total']}, {o['grain']}, {node.kernel}__chunk{o['index']}, &args);"
+            run = f"ckw_pool_run(h->base.pool, {o['total']}, {o['grain']}, {node.kernel}__chunk{o['index']}, &args);"
             keyword = "" if o["cond"] is None and k == 0 else ("else" if o["cond"] is None else
                                                              f"{'else if' if k else 'if'} ({o['cond']})")
             branches.append({"keyword": keyword, "stmt": run, "split": o["split"], "grain": o["grain"]})

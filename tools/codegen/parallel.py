@@ -169,7 +169,7 @@ def trampolines(split: Dict[str, tuple]) -> List[dict]:
             for a in data["abi"]:
                 name, ctype = a["arg"], a["ctype"]
                 if name in scratch:
-                    c = f"slot == 0 ? a->{name} : ({ctype})(a->ckw_threads_{name} + (slot - 1) * kThreadScratchBytes)"
+                    c = f"slot == 0 ? a->{name} : ({ctype})(a->ckw_threads_{name} + (slot - 1) * kLibrary.thread_scratch_bytes)"
                 elif name in opt["chunk"] and "*" in ctype:
                     c = f"a->{name} + {c_chunk_expr(opt['chunk'][name])}"
                 elif name in opt["chunk"]:

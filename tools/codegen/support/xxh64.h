@@ -8,12 +8,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tools/codegen/support/ckw_support.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 // XXH64 of data[0 .. n) with `seed` (xxhash.xxh64_intdigest(data, seed) in Python).
-uint64_t ckw_xxh64(const void* data, size_t n, uint64_t seed);
+CKW_SUPPORT_API uint64_t ckw_xxh64(const void* data, size_t n, uint64_t seed);
 
 #ifdef __cplusplus
 }

@@ -145,7 +145,7 @@ def generated_c(tmp_path, maps, config):
 def test_split_call_runs_on_the_pool_and_short_calls_run_whole(tmp_path):
     never = dict(ROWS, split="N", when="M == 1", chunk={"y": "start", "x": "start", "N": "count"})
     text, ir = generated_c(tmp_path, [split_relu(never, ROWS)], {"t": 8, "d": 4})
-    assert "ckw_pool_run(&h->pool, 8, 2, ckw_relu__chunk1, &args);" in text
+    assert "ckw_pool_run(h->base.pool, 8, 2, ckw_relu__chunk1, &args);" in text
     assert [f["function"] for f in ir["split_kernels"][0]["functions"]] == ["ckw_relu__chunk1"]  # chunk0 never applies
     assert "a->y + (start * a->N)" in text and "(int64_t)(count)" in text
     assert ir["threads"] == {"max": 8, "pool": True, "scratch_bytes": 0}
@@ -153,7 +153,7 @@ def test_split_call_runs_on_the_pool_and_short_calls_run_whole(tmp_path):
     scratch["parallel"] = [ROWS]
     text, ir = generated_c(tmp_path, [scratch], {"t": 8, "d": 4})  # 640 scratch bytes per thread
     assert ir["threads"]["scratch_bytes"] == 640
-    assert "slot == 0 ? a->scratch : (void *)(a->ckw_threads_scratch + (slot - 1) * kThreadScratchBytes)" in text
+    assert "slot == 0 ? a->scratch : (void *)(a->ckw_threads_scratch + (slot - 1) * kLibrary.thread_scratch_bytes)" in text
     text, ir = generated_c(tmp_path, [split_relu(ROWS)], {"t": 3, "d": 4})  # 3 rows < 2 chunks of 2
     assert "ckw_pool_run" not in text and "pthread" not in text and ir["threads"]["pool"] is False
 
@@ -174,10 +174,10 @@ def test_split_too_short_at_run_time_falls_through_to_the_next_option(tmp_path):
         return compile_circuit(**args).files["ckw_t_p.c"]
 
     text = generated(ROWS, cols)
-    assert ("    if (n >= 4)\n      ckw_pool_run(&h->pool, n, 2, ckw_relu__chunk0, &args);\n"
-            "    else\n      ckw_pool_run(&h->pool, 8, 2, ckw_relu__chunk1, &args);\n") in text
+    assert ("    if (n >= 4)\n      ckw_pool_run(h->base.pool, n, 2, ckw_relu__chunk0, &args);\n"
+            "    else\n      ckw_pool_run(h->base.pool, 8, 2, ckw_relu__chunk1, &args);\n") in text
     text = generated(ROWS)
-    assert "ckw_pool_run(&h->pool, n, 2, ckw_relu__chunk0, &args);" in text and "n >= 4" not in text
+    assert "ckw_pool_run(h->base.pool, n, 2, ckw_relu__chunk0, &args);" in text and "n >= 4" not in text
 
 
 def toy_with_contracts(tmp_path, contracts):

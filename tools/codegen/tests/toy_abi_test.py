@@ -85,6 +85,13 @@ class ToyAbiDataTest(unittest.TestCase):
     def test_error_codes_match_the_runtime(self):
         self.assertEqual(error_codes(self.header, "ckw_toy_decoder"), abi.ERROR_CODES)
 
+    def test_strerror_is_the_error_table(self):
+        # The texts come from tools/codegen/support/ckw_handle.h, the codes and abi.json's texts
+        # from abi.ERRORS: one table.
+        for e in self.lib.abi["errors"]:
+            self.assertEqual(self.lib.call("strerror", e["code"]).decode(), f"ckw_toy_decoder: {e['text']}", e["name"])
+        self.assertEqual(self.lib.call("strerror", 7), b"ckw_toy_decoder: unknown error code")
+
     def test_unknown_names_are_refused(self):
         with self.assertRaisesRegex(abi.AbiError, "ckw_toy_decoder_run: not in .*'s ABI"):
             self.lib.call("run")

@@ -1,36 +1,23 @@
 // Generated from tools/codegen/testdata/toy/toy_decoder.json by //tools/codegen. Do not edit.
-#define _GNU_SOURCE
+// What the circuit decides; the handle's fixed code (create, free, one call at a time, return
+// codes, worker threads) is tools/codegen/support's.
 #include "ckw_toy_decoder.h"
 
-#include <fcntl.h>
-#include <stdatomic.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#include <pthread.h>
-#include <sched.h>
-#include <signal.h>
-#include <time.h>
 
+#include "tools/codegen/support/ckw_handle.h"
 #include "tools/codegen/testdata/toy/toy_kernels.h"
-#include "tools/codegen/support/xxh64.h"
 
 #define API __attribute__((visibility("default")))
 
-enum {
-  kArenaBytes = 576,
-  kStateBytes = 1728,
-};
-static const char kManifestSha256[] = "7fab5cbc7642f4730c30c8d92f1a0f82c7468dea13115b8537eb64759715b17f";
-static const int64_t kWeightsBytes = 4640;  // the weights file's exact size
+// The return codes of the header are the support code's (CKW_STATUS_TABLE).
+#define CHECK_CODE(name, code, text) _Static_assert(CKW_TOY_DECODER_##name == (code), #name);
+CKW_STATUS_TABLE(CHECK_CODE)
+#undef CHECK_CODE
+
 // The tensors this library reads and the xxh64 the manifest records for each: create() hashes
 // them (about the cost of reading them once), so a corrupt file is refused, never computed with.
-static const struct {
-  int64_t offset, nbytes;
-  uint64_t xxh64;
-} kWeightChecks[] = {
+static const struct ckw_weight_check kWeightChecks[] = {
     {0, 352, 0xaa03124accb8ac5aULL},  // embed.tokens
     {384, 192, 0x21eac3dc17997ef0ULL},  // embed.positions
     {576, 32, 0xf868a3f6536b387cULL},  // blocks.0.norm.g
@@ -63,218 +50,29 @@ static const struct {
     {4608, 32, 0xe70f21a24bbaa600ULL},  // blocks.1.mlp.b
 };
 
-// ---- The handle's worker threads ----------------------------------------------------------
-// Calls whose kernel map declares a split ("parallel") run as chunks along one output dim.
-// Chunk boundaries depend only on the extent, the grain and the thread count, and each chunk
-// computes whole outputs exactly as the unsplit call would, so results are the same bits for
-// any thread count and whichever thread runs a chunk. The caller and the workers claim chunks
-// from a shared counter (a late or descheduled worker's share is taken by the others); workers
-// spin briefly between calls (kernel calls come back to back), then sleep.
-
-enum {
-  kMaxThreads = 8,
-  // Chunks per thread when the extent allows. 1 measured best on an idle machine (2 cuts GEMM
-  // rows into more packing blocks); a late thread's chunk is still taken by the others.
-  kChunksPerThread = 1,
-};
-static const int64_t kSpinNanos = 100000;  // how long a waiting thread spins before sleeping
-// Scratch per thread after the first (the first uses the arena): the largest split call's.
-static const int64_t kThreadScratchBytes = 0;
-
-// Runs the chunk [start, start + count); slot (0 .. n_threads - 1) is the running thread's,
-// for its private scratch.
-typedef void (*ckw_chunk_fn)(const void *args, int64_t slot, int64_t start, int64_t count);
-
-struct ckw_pool;
-struct ckw_worker {
-  struct ckw_pool *pool;
-  int index;  // 1 .. n_threads - 1 (the caller is 0)
+static const struct ckw_library kLibrary = {
+    .manifest_sha256 = "7fab5cbc7642f4730c30c8d92f1a0f82c7468dea13115b8537eb64759715b17f",
+    .weights_bytes = 4640,  // the weights file's exact size
+    .weight_checks = kWeightChecks,
+    .n_weight_checks = sizeof(kWeightChecks) / sizeof(kWeightChecks[0]),
+    .arena_bytes = 576,
+    .state_bytes = 1728,
+    .max_threads = 8,
+    .thread_scratch_bytes = 0,  // per thread after the first: the largest split call's
 };
 
-struct ckw_pool {
-  int n_threads;  // including the calling thread; 1: no workers, calls run whole
-  int n_workers;  // started
-  int sync_ok;    // mutex and condition variables initialized
-  pthread_t threads[kMaxThreads];
-  struct ckw_worker workers[kMaxThreads];
-  pthread_mutex_t mu;
-  pthread_cond_t wake;  // workers: a new task was published
-  pthread_cond_t done;  // caller: every chunk of the task finished
-  // The task: written by the caller before it publishes `claim`; stable while a chunk of it is
-  // unfinished (a thread reads it only after claiming a chunk).
-  ckw_chunk_fn fn;
-  const void *args;
-  int64_t total, grain;
-  int64_t n_chunks;
-  // (task number << 32) | chunks not yet claimed; a claim decrements it for that task only.
-  _Atomic uint64_t claim;
-  _Atomic int64_t unfinished;  // chunks of the task not yet done
-  _Atomic int stop;
-  _Atomic int sleeping;  // workers blocked on `wake`
-  _Atomic int waiting;   // the caller is blocked on `done`
+struct ckw_toy_decoder_handle {
+  struct ckw_handle base;  // first: weights, arena (576 bytes), state (1728 bytes), threads, tap
+  int has_memory;
+  int64_t position;
+  int cross_kv_valid;
+  int64_t cross_kv_projections;
 };
+_Static_assert(offsetof(struct ckw_toy_decoder_handle, base) == 0, "create() returns the handle as its base");
 
-static inline void ckw_cpu_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
-
-static inline int64_t ckw_now_nanos(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-// Claims and runs chunks of task `task` until none is left. Chunk i of n over [0, total) has
-// boundaries on multiples of grain and is at least grain long.
-static void ckw_pool_work(struct ckw_pool *p, uint64_t task, int slot) {
-  uint64_t c = atomic_load(&p->claim);
-  while ((c >> 32) == task && (c & 0xffffffffu) != 0) {
-    if (!atomic_compare_exchange_weak(&p->claim, &c, c - 1)) continue;
-    const int64_t n = p->n_chunks, i = n - (int64_t)(c & 0xffffffffu);
-    const int64_t units = p->total / p->grain;
-    const int64_t begin = units * i / n * p->grain;
-    const int64_t end = i == n - 1 ? p->total : units * (i + 1) / n * p->grain;
-    p->fn(p->args, slot, begin, end - begin);
-    if (atomic_fetch_sub(&p->unfinished, 1) == 1 && atomic_load(&p->waiting)) {
-      pthread_mutex_lock(&p->mu);
-      pthread_cond_signal(&p->done);
-      pthread_mutex_unlock(&p->mu);
-    }
-    c = atomic_load(&p->claim);
-  }
-}
-
-static void *ckw_pool_worker(void *arg) {
-  struct ckw_worker *w = arg;
-  struct ckw_pool *p = w->pool;
-  uint64_t seen = 0;  // the last task this worker looked at
-  for (;;) {
-    uint64_t task = atomic_load(&p->claim) >> 32;
-    if (task == seen) {
-      const int64_t deadline = ckw_now_nanos() + kSpinNanos;
-      for (int spins = 1; (task = atomic_load(&p->claim) >> 32) == seen; ++spins) {
-        ckw_cpu_relax();
-        if (spins % 64 == 0 && ckw_now_nanos() > deadline) {
-          pthread_mutex_lock(&p->mu);
-          atomic_fetch_add(&p->sleeping, 1);
-          while ((task = atomic_load(&p->claim) >> 32) == seen) pthread_cond_wait(&p->wake, &p->mu);
-          atomic_fetch_sub(&p->sleeping, 1);
-          pthread_mutex_unlock(&p->mu);
-          break;
-        }
-      }
-    }
-    seen = task;
-    if (atomic_load(&p->stop)) return NULL;
-    ckw_pool_work(p, task, w->index);
-  }
-}
-
-// Runs fn over [0, total) in chunks on the pool (the calling thread takes part) and returns
-// when all are done. Too short for two chunks of `grain`: one call on the calling thread.
-static void ckw_pool_run(struct ckw_pool *p, int64_t total, int64_t grain, ckw_chunk_fn fn, const void *args) {
-  const int64_t units = total > 0 ? total / grain : 0;
-  const int64_t most = (int64_t)p->n_threads * (p->n_threads > 1 ? kChunksPerThread : 1);
-  const int64_t n = units < most ? units : most;
-  if (n <= 1) {
-    fn(args, 0, 0, total);
-    return;
-  }
-  p->fn = fn;
-  p->args = args;
-  p->total = total;
-  p->grain = grain;
-  p->n_chunks = n;
-  atomic_store(&p->unfinished, n);
-  const uint64_t task = (atomic_load(&p->claim) >> 32) + 1;
-  atomic_store(&p->claim, task << 32 | (uint64_t)n);  // publishes the task
-  if (atomic_load(&p->sleeping) > 0) {
-    pthread_mutex_lock(&p->mu);
-    pthread_cond_broadcast(&p->wake);
-    pthread_mutex_unlock(&p->mu);
-  }
-  ckw_pool_work(p, task, 0);
-  if (atomic_load(&p->unfinished) == 0) return;
-  const int64_t deadline = ckw_now_nanos() + kSpinNanos;
-  for (int spins = 1; atomic_load(&p->unfinished) != 0; ++spins) {
-    ckw_cpu_relax();
-    if (spins % 64 == 0 && ckw_now_nanos() > deadline) {
-      pthread_mutex_lock(&p->mu);
-      atomic_store(&p->waiting, 1);
-      while (atomic_load(&p->unfinished) != 0) pthread_cond_wait(&p->done, &p->mu);
-      atomic_store(&p->waiting, 0);
-      pthread_mutex_unlock(&p->mu);
-      return;
-    }
-  }
-}
-
-// Threads for a new handle: `requested` >= 1, else CKW_NUM_THREADS (a positive integer), else
-// the CPUs this process may run on; at most kMaxThreads.
-static int ckw_pool_thread_count(int requested) {
-  long n = requested;
-  if (n < 1) {
-    const char *env = getenv("CKW_NUM_THREADS");
-    char *end = NULL;
-    n = env && *env ? strtol(env, &end, 10) : 0;
-    if (!end || *end != '\0' || n < 1) {
-      cpu_set_t set;
-      n = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : sysconf(_SC_NPROCESSORS_ONLN);
-    }
-  }
-  return n < 1 ? 1 : n > kMaxThreads ? kMaxThreads : (int)n;
-}
-
-// Starts the workers (signals blocked in them: they belong to the embedding process's main
-// thread). A worker that cannot start leaves the pool smaller, never broken. 0 on success.
-static int ckw_pool_start(struct ckw_pool *p, int n_threads) {
-  p->n_threads = 1;
-  if (n_threads <= 1) return 0;
-  if (pthread_mutex_init(&p->mu, NULL) != 0) return -1;
-  if (pthread_cond_init(&p->wake, NULL) != 0) {
-    pthread_mutex_destroy(&p->mu);
-    return -1;
-  }
-  if (pthread_cond_init(&p->done, NULL) != 0) {
-    pthread_cond_destroy(&p->wake);
-    pthread_mutex_destroy(&p->mu);
-    return -1;
-  }
-  p->sync_ok = 1;
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  for (int i = 1; i < n_threads; ++i) {
-    p->workers[i].pool = p;
-    p->workers[i].index = i;
-    if (pthread_create(&p->threads[i], NULL, ckw_pool_worker, &p->workers[i]) != 0) break;
-    p->n_workers = i;
-  }
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-  p->n_threads = p->n_workers + 1;
-  return 0;
-}
-
-static void ckw_pool_stop(struct ckw_pool *p) {
-  if (p->n_workers > 0) {
-    atomic_store(&p->stop, 1);
-    atomic_store(&p->claim, ((atomic_load(&p->claim) >> 32) + 1) << 32);  // a task with no chunks
-    pthread_mutex_lock(&p->mu);
-    pthread_cond_broadcast(&p->wake);
-    pthread_mutex_unlock(&p->mu);
-    for (int i = 1; i <= p->n_workers; ++i) pthread_join(p->threads[i], NULL);
-    p->n_workers = 0;
-  }
-  if (p->sync_ok) {
-    pthread_cond_destroy(&p->done);
-    pthread_cond_destroy(&p->wake);
-    pthread_mutex_destroy(&p->mu);
-    p->sync_ok = 0;
-  }
-  p->n_threads = 1;
-}
+// ---- Calls split across the handle's threads ----------------------------------------------
+// The worker threads are tools/codegen/support/ckw_pool's; ckw_pool_run cuts a call's extent into
+// chunks and runs one of the functions below per chunk.
 
 // ckw_f32_gemm_nt_bias: its arguments for a whole call, and one function per declared split that runs
 // it on the chunk [start, start + count) (kernel map "parallel") with the scratch of thread `slot`.
@@ -291,8 +89,6 @@ struct ckw_f32_gemm_nt_bias__args {
 static void ckw_f32_gemm_nt_bias__chunk0(const void *p, int64_t slot, int64_t start, int64_t count) {  // along M
   const struct ckw_f32_gemm_nt_bias__args *a = p;
   (void)slot;
-  (void)start;
-  (void)count;
   ckw_f32_gemm_nt_bias(
       a->y + (start * a->N),  // y
       a->x + (start * a->K),  // x
@@ -318,8 +114,6 @@ struct ckw_f32_logits__args {
 static void ckw_f32_logits__chunk0(const void *p, int64_t slot, int64_t start, int64_t count) {  // along V
   const struct ckw_f32_logits__args *a = p;
   (void)slot;
-  (void)start;
-  (void)count;
   ckw_f32_logits(
       a->y + start,  // y
       a->x,  // x
@@ -333,8 +127,6 @@ static void ckw_f32_logits__chunk0(const void *p, int64_t slot, int64_t start, i
 static void ckw_f32_logits__chunk1(const void *p, int64_t slot, int64_t start, int64_t count) {  // along M
   const struct ckw_f32_logits__args *a = p;
   (void)slot;
-  (void)start;
-  (void)count;
   ckw_f32_logits(
       a->y + (start * a->V),  // y
       a->x + (start * a->D),  // x
@@ -345,73 +137,19 @@ static void ckw_f32_logits__chunk1(const void *p, int64_t slot, int64_t start, i
   );
 }
 
-// A handle runs one call at a time: kBusy while an entry point runs (another call gets E_BUSY),
-// kFreeWhenIdle when free() came during a call (the call frees the handle as it returns).
-enum { kIdle = 0, kBusy = 1, kFreeWhenIdle = 2 };
-
-struct ckw_toy_decoder_handle {
-  atomic_int call_state;  // kIdle, kBusy or kFreeWhenIdle
-  const uint8_t *weights;  // read-only mapping of the weights file
-  size_t weights_bytes;
-  uint8_t *arena;  // per-call scratch, 576 bytes
-  uint8_t *state;  // persistent regions, 1728 bytes
-  int has_memory;
-  int64_t position;
-  int cross_kv_valid;
-  int64_t cross_kv_projections;
-  size_t arena_bytes;
-  ckw_toy_decoder_tap_fn tap;  // edge inspection: called after each call with its f32 outputs; NULL: off
-  void *tap_user;
-  int kernel_status;  // last failing kernel's code and message (E_KERNEL)
-  const char *kernel_error;
-  struct ckw_pool pool;  // worker threads for calls split across threads
-  uint8_t *thread_scratch;  // (pool.n_threads - 1) * kThreadScratchBytes: the workers' scratch
-};
-
-static inline int64_t ckw_max64(int64_t a, int64_t b) { return a > b ? a : b; }
-static inline int64_t ckw_align64(int64_t n) { return (n + 63) / 64 * 64; }
-
-static void destroy(ckw_toy_decoder_handle *h);
-
-// Records a kernel failure on the handle; returns E_KERNEL.
-static inline int kernel_failed(ckw_toy_decoder_handle *h, int status, const char *(*message)(int)) {
-  h->kernel_status = status;
-  h->kernel_error = message ? message(status) : "kernel failed";
-  return CKW_TOY_DECODER_E_KERNEL;
-}
-
 API const char *ckw_toy_decoder_strerror(int code) {
   switch (code) {
-    case CKW_TOY_DECODER_OK:
-      return "ckw_toy_decoder: ok";
-    case CKW_TOY_DECODER_E_ARGUMENT:
-      return "ckw_toy_decoder: invalid argument (null pointer or a count out of range)";
-    case CKW_TOY_DECODER_E_IO:
-      return "ckw_toy_decoder: cannot read the weights or manifest file";
-    case CKW_TOY_DECODER_E_MANIFEST_MISMATCH:
-      return "ckw_toy_decoder: manifest_sha256 differs from the one this library was generated for";
-    case CKW_TOY_DECODER_E_WEIGHTS_SIZE:
-      return "ckw_toy_decoder: weights file size differs from the manifest's (truncated, or another checkpoint's weights)";
-    case CKW_TOY_DECODER_E_NO_MEMORY:
-      return "ckw_toy_decoder: out of memory";
-    case CKW_TOY_DECODER_E_MISSING_INPUT:
-      return "ckw_toy_decoder: a required input was not set (call the set_* function first)";
-    case CKW_TOY_DECODER_E_CROSS_KV_INVALID:
-      return "ckw_toy_decoder: cross-K/V cache is not valid: run prefill after setting encoder memory";
-    case CKW_TOY_DECODER_E_CONTEXT_FULL:
-      return "ckw_toy_decoder: the position would pass the text context capacity";
-    case CKW_TOY_DECODER_E_KERNEL:
-      return "ckw_toy_decoder: a kernel reported an error";
-    case CKW_TOY_DECODER_E_WEIGHTS_CORRUPT:
-      return "ckw_toy_decoder: a tensor in the weights file fails the xxh64 checksum its manifest records: the file is corrupt";
-    case CKW_TOY_DECODER_E_BUSY:
-      return "ckw_toy_decoder: the handle is in use by another call (one call at a time per handle: give each thread its own)";
+#define TEXT(name, code, text) \
+  case CKW_##name:             \
+    return "ckw_toy_decoder: " text;
+    CKW_STATUS_TABLE(TEXT)
+#undef TEXT
     default:
       return "ckw_toy_decoder: unknown error code";
   }
 }
 
-API const char *ckw_toy_decoder_manifest_sha256(void) { return kManifestSha256; }
+API const char *ckw_toy_decoder_manifest_sha256(void) { return kLibrary.manifest_sha256; }
 
 // This library's ABI description, the same bytes as the abi.json generated beside it.
 API const char *ckw_toy_decoder_abi_json(void) {
@@ -775,14 +513,11 @@ API const char *ckw_toy_decoder_abi_json(void) {
 }
 
 API const char *ckw_toy_decoder_last_error(const ckw_toy_decoder_handle *h) {
-  return h && h->kernel_error ? h->kernel_error : "";
+  return ckw_handle_last_error(h ? &h->base : NULL);
 }
 
 API int64_t ckw_toy_decoder_dim(const char *name) {
-  static const struct {
-    const char *name;
-    int64_t value;
-  } kDims[] = {
+  static const struct ckw_dim kDims[] = {
       {"ctx", 6},
       {"d_model", 8},
       {"eot", 10},
@@ -797,44 +532,7 @@ API int64_t ckw_toy_decoder_dim(const char *name) {
       {"n_state", 8},
       {"n_vocab", 11},
   };
-  if (!name) return -1;
-  for (size_t i = 0; i < sizeof(kDims) / sizeof(kDims[0]); ++i) {
-    if (strcmp(kDims[i].name, name) == 0) return kDims[i].value;
-  }
-  return -1;
-}
-
-// Reads the "manifest_sha256" string of a manifest file into out (65 bytes); 0 on success.
-static int read_manifest_hash(const char *path, char out[65]) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
-  char buf[1 << 16];
-  size_t have = 0;
-  ssize_t got;
-  int found = -1;
-  // The key may sit anywhere; scan in overlapping windows so it is never split.
-  while ((got = read(fd, buf + have, sizeof(buf) - 1 - have)) > 0) {
-    have += (size_t)got;
-    buf[have] = 0;
-    const char *key = strstr(buf, "\"manifest_sha256\"");
-    if (key) {
-      const char *p = key + strlen("\"manifest_sha256\"");
-      while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n' || *p == ':') ++p;
-      if (*p == '"' && (size_t)(buf + have - (p + 1)) >= 65) {
-        memcpy(out, p + 1, 64);
-        out[64] = 0;
-        found = p[65] == '"' ? 0 : -1;
-        break;
-      }
-      if (key + 128 < buf + have) break;
-    }
-    if (have > 256) {  // keep a tail so a key split across reads is seen whole
-      memmove(buf, buf + have - 256, 256);
-      have = 256;
-    }
-  }
-  close(fd);
-  return found;
+  return ckw_dim_lookup(kDims, sizeof(kDims) / sizeof(kDims[0]), name);
 }
 
 API int ckw_toy_decoder_create(const char *weights_path, const char *manifest_path, ckw_toy_decoder_handle **out) {
@@ -842,144 +540,38 @@ API int ckw_toy_decoder_create(const char *weights_path, const char *manifest_pa
 }
 
 API int ckw_toy_decoder_create_with_threads(const char *weights_path, const char *manifest_path, int num_threads, ckw_toy_decoder_handle **out) {
-  if (!out || num_threads < 0) return CKW_TOY_DECODER_E_ARGUMENT;
-  *out = NULL;
-  ckw_toy_decoder_handle *h = calloc(1, sizeof(*h));
-  if (!h) return CKW_TOY_DECODER_E_NO_MEMORY;
-  int rc = CKW_TOY_DECODER_OK;
-  atomic_init(&h->call_state, kIdle);
-  if (kWeightsBytes > 0) {
-    if (!weights_path) {
-      rc = CKW_TOY_DECODER_E_ARGUMENT;
-      goto fail;
-    }
-    char default_manifest[4096];
-    if (!manifest_path) {
-      const char *slash = strrchr(weights_path, '/');
-      size_t dir = slash ? (size_t)(slash - weights_path + 1) : 0;
-      if (dir + sizeof("manifest.json") > sizeof(default_manifest)) {
-        rc = CKW_TOY_DECODER_E_ARGUMENT;
-        goto fail;
-      }
-      memcpy(default_manifest, weights_path, dir);
-      memcpy(default_manifest + dir, "manifest.json", sizeof("manifest.json"));
-      manifest_path = default_manifest;
-    }
-    char hash[65];
-    if (read_manifest_hash(manifest_path, hash) != 0) {
-      rc = CKW_TOY_DECODER_E_IO;
-      goto fail;
-    }
-    if (strcmp(hash, kManifestSha256) != 0) {
-      rc = CKW_TOY_DECODER_E_MANIFEST_MISMATCH;
-      goto fail;
-    }
-    int fd = open(weights_path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      rc = CKW_TOY_DECODER_E_IO;
-      goto fail;
-    }
-    struct stat st;
-    if (fstat(fd, &st) != 0 || st.st_size != kWeightsBytes) {
-      close(fd);
-      rc = CKW_TOY_DECODER_E_WEIGHTS_SIZE;
-      goto fail;
-    }
-    void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (map == MAP_FAILED) {
-      rc = CKW_TOY_DECODER_E_IO;
-      goto fail;
-    }
-    h->weights = map;
-    h->weights_bytes = (size_t)st.st_size;
-    for (size_t i = 0; i < sizeof(kWeightChecks) / sizeof(kWeightChecks[0]); ++i) {
-      if (ckw_xxh64(h->weights + kWeightChecks[i].offset, (size_t)kWeightChecks[i].nbytes, 0) != kWeightChecks[i].xxh64) {
-        rc = CKW_TOY_DECODER_E_WEIGHTS_CORRUPT;
-        goto fail;
-      }
-    }
-  }
-  h->arena_bytes = kArenaBytes > 0 ? kArenaBytes : 64;
-  h->arena = aligned_alloc(64, h->arena_bytes);
-  h->state = aligned_alloc(64, kStateBytes > 0 ? kStateBytes : 64);
-  if (!h->arena || !h->state) {
-    rc = CKW_TOY_DECODER_E_NO_MEMORY;
-    goto fail;
-  }
-  memset(h->state, 0, kStateBytes > 0 ? kStateBytes : 64);
-  if (ckw_pool_start(&h->pool, ckw_pool_thread_count(num_threads)) != 0) {
-    rc = CKW_TOY_DECODER_E_NO_MEMORY;
-    goto fail;
-  }
-  if (kThreadScratchBytes > 0 && h->pool.n_threads > 1) {
-    h->thread_scratch = aligned_alloc(64, (size_t)((h->pool.n_threads - 1) * kThreadScratchBytes));
-    if (!h->thread_scratch) {
-      rc = CKW_TOY_DECODER_E_NO_MEMORY;
-      goto fail;
-    }
-  }
-  *out = h;
-  return CKW_TOY_DECODER_OK;
-fail:
-  destroy(h);
+  struct ckw_handle *base = NULL;
+  const int rc = ckw_handle_create(&kLibrary, sizeof(ckw_toy_decoder_handle), weights_path, manifest_path, num_threads, out ? &base : NULL);
+  if (out) *out = (ckw_toy_decoder_handle *)base;
   return rc;
 }
 
-// Starts a call on h; 0 when another call is running (or free() is pending).
-static inline int enter(ckw_toy_decoder_handle *h) {
-  int idle = kIdle;
-  return atomic_compare_exchange_strong(&h->call_state, &idle, kBusy);
-}
-
-// Ends a call; frees the handle when free() was called meanwhile.
-static inline void leave(ckw_toy_decoder_handle *h) {
-  int busy = kBusy;
-  if (!atomic_compare_exchange_strong(&h->call_state, &busy, kIdle)) destroy(h);
-}
-
 API void ckw_toy_decoder_free(ckw_toy_decoder_handle *h) {
-  if (!h) return;
-  int state = atomic_load(&h->call_state);
-  for (;;) {  // idle: free now; busy: the running call frees it; already pending: nothing to do
-    if (state == kIdle && atomic_compare_exchange_weak(&h->call_state, &state, kBusy)) break;
-    if (state == kBusy && atomic_compare_exchange_weak(&h->call_state, &state, kFreeWhenIdle)) return;
-    if (state == kFreeWhenIdle) return;
-  }
-  destroy(h);
-}
-
-static void destroy(ckw_toy_decoder_handle *h) {
-  ckw_pool_stop(&h->pool);
-  free(h->thread_scratch);
-  if (h->weights) munmap((void *)h->weights, h->weights_bytes);
-  free(h->arena);
-  free(h->state);
-  free(h);
+  if (h) ckw_handle_free(&h->base);
 }
 
 API int ckw_toy_decoder_num_threads(const ckw_toy_decoder_handle *h) {
-  return h ? h->pool.n_threads : CKW_TOY_DECODER_E_ARGUMENT;
+  return h ? ckw_pool_threads(h->base.pool) : CKW_TOY_DECODER_E_ARGUMENT;
 }
 
 static int ckw_toy_decoder_set_tap__in_call(ckw_toy_decoder_handle *h, ckw_toy_decoder_tap_fn fn, void *user) {
-  h->tap = fn;
-  h->tap_user = fn ? user : NULL;
+  h->base.tap = fn;
+  h->base.tap_user = fn ? user : NULL;
   return CKW_TOY_DECODER_OK;
 }
 
 // ckw_toy_decoder_set_tap__in_call as one call at a time on the handle.
 API int ckw_toy_decoder_set_tap(ckw_toy_decoder_handle *h, ckw_toy_decoder_tap_fn fn, void *user) {
   if (!h) return CKW_TOY_DECODER_E_ARGUMENT;
-  if (!enter(h)) return CKW_TOY_DECODER_E_BUSY;
+  if (!ckw_handle_enter(&h->base)) return CKW_TOY_DECODER_E_BUSY;
   const int rc = ckw_toy_decoder_set_tap__in_call(h, fn, user);
-  leave(h);
+  ckw_handle_leave(&h->base);  // frees the handle when free() came during the call
   return rc;
 }
 
 static int ckw_toy_decoder_set_memory__in_call(ckw_toy_decoder_handle *h, const float *memory) {
   if (!memory) return CKW_TOY_DECODER_E_ARGUMENT;
-  memcpy(h->state + 0, memory, 160);
+  memcpy(h->base.state + 0, memory, 160);
   h->has_memory = 1;
   h->cross_kv_valid = 0;  // the cached projections belong to the previous memory
   return CKW_TOY_DECODER_OK;
@@ -988,9 +580,9 @@ static int ckw_toy_decoder_set_memory__in_call(ckw_toy_decoder_handle *h, const 
 // ckw_toy_decoder_set_memory__in_call as one call at a time on the handle.
 API int ckw_toy_decoder_set_memory(ckw_toy_decoder_handle *h, const float *memory) {
   if (!h) return CKW_TOY_DECODER_E_ARGUMENT;
-  if (!enter(h)) return CKW_TOY_DECODER_E_BUSY;
+  if (!ckw_handle_enter(&h->base)) return CKW_TOY_DECODER_E_BUSY;
   const int rc = ckw_toy_decoder_set_memory__in_call(h, memory);
-  leave(h);
+  ckw_handle_leave(&h->base);  // frees the handle when free() came during the call
   return rc;
 }
 
@@ -1002,9 +594,9 @@ static int ckw_toy_decoder_reset__in_call(ckw_toy_decoder_handle *h) {
 // ckw_toy_decoder_reset__in_call as one call at a time on the handle.
 API int ckw_toy_decoder_reset(ckw_toy_decoder_handle *h) {
   if (!h) return CKW_TOY_DECODER_E_ARGUMENT;
-  if (!enter(h)) return CKW_TOY_DECODER_E_BUSY;
+  if (!ckw_handle_enter(&h->base)) return CKW_TOY_DECODER_E_BUSY;
   const int rc = ckw_toy_decoder_reset__in_call(h);
-  leave(h);
+  ckw_handle_leave(&h->base);  // frees the handle when free() came during the call
   return rc;
 }
 
@@ -1014,21 +606,14 @@ API int64_t ckw_toy_decoder_cross_kv_projections(const ckw_toy_decoder_handle *h
 
 static int ckw_toy_decoder_prefill__in_call(ckw_toy_decoder_handle *h, const int32_t *tokens, int64_t n_tokens, float *logits) {
   if (!tokens || !logits) return CKW_TOY_DECODER_E_ARGUMENT;
-  const int64_t pos = 0;
   if (n_tokens < 1 || n_tokens > 6) return CKW_TOY_DECODER_E_ARGUMENT;
   if (0 + n_tokens > 6) return CKW_TOY_DECODER_E_CONTEXT_FULL;
   if (!h->has_memory) return CKW_TOY_DECODER_E_MISSING_INPUT;
-  uint8_t *const arena = h->arena;
-  uint8_t *const state = h->state;
-  const uint8_t *const weights = h->weights;
-  const ckw_toy_decoder_tap_fn tap = h->tap;  // edge inspection: NULL costs one untaken branch per call
-  void *const tap_user = h->tap_user;
-  (void)arena;
-  (void)state;
-  (void)weights;
-  (void)tap;
-  (void)tap_user;
-  (void)pos;
+  uint8_t *const arena = h->base.arena;
+  uint8_t *const state = h->base.state;
+  const uint8_t *const weights = h->base.weights;
+  const ckw_toy_decoder_tap_fn tap = h->base.tap;  // edge inspection: NULL costs one untaken branch per call
+  void *const tap_user = h->base.tap_user;
   if (!h->cross_kv_valid) {  // project the encoder memory once; decode steps reuse it
     // blocks.0.cross_k_proj: split across the handle's threads (along M, grain 1, when always)
     {
@@ -1041,7 +626,7 @@ static int ckw_toy_decoder_prefill__in_call(ckw_toy_decoder_handle *h, const int
           .N = 8,  // dim N
           .K = 8,  // dim K
       };
-      ckw_pool_run(&h->pool, 5, 1, ckw_f32_gemm_nt_bias__chunk0, &args);
+      ckw_pool_run(h->base.pool, 5, 1, ckw_f32_gemm_nt_bias__chunk0, &args);
     }
     if (tap) {
       tap(tap_user, "blocks.0.cross_k_proj.y", (const float *)(arena + 0), 2, (const int64_t[]){5, 8});
@@ -1072,7 +657,7 @@ static int ckw_toy_decoder_prefill__in_call(ckw_toy_decoder_handle *h, const int
           .N = 8,  // dim N
           .K = 8,  // dim K
       };
-      ckw_pool_run(&h->pool, 5, 1, ckw_f32_gemm_nt_bias__chunk0, &args);
+      ckw_pool_run(h->base.pool, 5, 1, ckw_f32_gemm_nt_bias__chunk0, &args);
     }
     if (tap) {
       tap(tap_user, "blocks.0.cross_v_proj.y", (const float *)(arena + 0), 2, (const int64_t[]){5, 8});
@@ -1103,7 +688,7 @@ static int ckw_toy_decoder_prefill__in_call(ckw_toy_decoder_handle *h, const int
           .N = 8,  // dim N
           .K = 8,  // dim K
       };
-      ckw_pool_run(&h->pool, 5, 1, ckw_f32_gemm_nt_bias__chunk0, &args);
+      ckw_pool_run(h->base.pool, 5, 1, ckw_f32_gemm_nt_bias__chunk0, &args);
     }
     if (tap) {
       tap(tap_user, "blocks.1.cross_k_proj.y", (const float *)(arena + 0), 2, (const int64_t[]){5, 8});
@@ -1134,7 +719,7 @@ static int ckw_toy_decoder_prefill__in_call(ckw_toy_decoder_handle *h, const int
           .N = 8,  // dim N
           .K = 8,  // dim K
       };
-      ckw_pool_run(&h->pool, 5, 1, ckw_f32_gemm_nt_bias__chunk0, &args);
+      ckw_pool_run(h->base.pool, 5, 1, ckw_f32_gemm_nt_bias__chunk0, &args);
     }
     if (tap) {
       tap(tap_user, "blocks.1.cross_v_proj.y", (const float *)(arena + 0), 2, (const int64_t[]){5, 8});
@@ -1196,7 +781,7 @@ static int ckw_toy_decoder_prefill__in_call(ckw_toy_decoder_handle *h, const int
         .N = 8,  // dim N
         .K = 8,  // dim K
     };
-    ckw_pool_run(&h->pool, n_tokens, 1, ckw_f32_gemm_nt_bias__chunk0, &args);
+    ckw_pool_run(h->base.pool, n_tokens, 1, ckw_f32_gemm_nt_bias__chunk0, &args);
   }
   if (tap) {
     tap(tap_user, "blocks.0.k_proj.y", (const float *)(arena + 0), 2, (const int64_t[]){n_tokens, 8});
@@ -1228,7 +813,7 @@ static int ckw_toy_decoder_prefill__in_call(ckw_toy_decoder_handle *h, const int
         .N = 8,  // dim N
         .K = 8,  // dim K
     };
-    ckw_pool_run(&h->pool, n_tokens, 1, ckw_f32_gemm_nt_bias__chunk0, &args);
+    ckw_pool_run(h->base.pool, n_tokens, 1, ckw_f32_gemm_nt_bias__chunk0, &args);
   }
   if (tap) {
     tap(tap_user, "blocks.0.v_proj.y", (const float *)(arena + 0), 2, (const int64_t[]){n_tokens, 8});
@@ -1260,7 +845,7 @@ static int ckw_toy_decoder_prefill__in_call(ckw_toy_decoder_handle *h, const int
         .N = 8,  // dim N
         .K = 8,  // dim K
     };
-    ckw_pool_run(&h->pool, n_tokens, 1, ckw_f32_gemm_nt_bias__chunk0, &args);
+    ckw_pool_run(h->base.pool, n_tokens, 1, ckw_f32_gemm_nt_bias__chunk0, &args);
   }
   if (tap) {
     tap(tap_user, "blocks.0.q_proj.y", (const float *)(arena + 0), 2, (const int64_t[]){n_tokens, 8});
@@ -1343,7 +928,7 @@ static int ckw_toy_decoder_prefill__in_call(ckw_toy_decoder_handle *h, const int
         .N = 8,  // dim N
         .K = 8,  // dim K
     };
-    ckw_pool_run(&h->pool, n_tokens, 1, ckw_f32_gemm_nt_bias__chunk0, &args);
+    ckw_pool_run(h->base.pool, n_tokens, 1, ckw_f32_gemm_nt_bias__chunk0, &args);
   }
   if (tap) {
     tap(tap_user, "blocks.1.k_proj.y", (const float *)(arena + 192), 2, (const int64_t[]){n_tokens, 8});
@@ -1375,7 +960,7 @@ static int ckw_toy_decoder_prefill__in_call(ckw_toy_decoder_handle *h, const int
         .N = 8,  // dim N
         .K = 8,  // dim K
     };
-    ckw_pool_run(&h->pool, n_tokens, 1, ckw_f32_gemm_nt_bias__chunk0, &args);
+    ckw_pool_run(h->base.pool, n_tokens, 1, ckw_f32_gemm_nt_bias__chunk0, &args);
   }
   if (tap) {
     tap(tap_user, "blocks.1.v_proj.y", (const float *)(arena + 192), 2, (const int64_t[]){n_tokens, 8});
@@ -1407,7 +992,7 @@ static int ckw_toy_decoder_prefill__in_call(ckw_toy_decoder_handle *h, const int
         .N = 8,  // dim N
         .K = 8,  // dim K
     };
-    ckw_pool_run(&h->pool, n_tokens, 1, ckw_f32_gemm_nt_bias__chunk0, &args);
+    ckw_pool_run(h->base.pool, n_tokens, 1, ckw_f32_gemm_nt_bias__chunk0, &args);
   }
   if (tap) {
     tap(tap_user, "blocks.1.q_proj.y", (const float *)(arena + 192), 2, (const int64_t[]){n_tokens, 8});
@@ -1476,9 +1061,9 @@ static int ckw_toy_decoder_prefill__in_call(ckw_toy_decoder_handle *h, const int
         .D = 8,  // dim D
     };
     if (n_tokens == 1)
-      ckw_pool_run(&h->pool, 11, 2, ckw_f32_logits__chunk0, &args);
+      ckw_pool_run(h->base.pool, 11, 2, ckw_f32_logits__chunk0, &args);
     else
-      ckw_pool_run(&h->pool, n_tokens, 1, ckw_f32_logits__chunk1, &args);
+      ckw_pool_run(h->base.pool, n_tokens, 1, ckw_f32_logits__chunk1, &args);
   }
   if (tap) {
     tap(tap_user, "logits.y", (const float *)logits, 2, (const int64_t[]){n_tokens, 11});
@@ -1491,31 +1076,23 @@ static int ckw_toy_decoder_prefill__in_call(ckw_toy_decoder_handle *h, const int
 // ckw_toy_decoder_prefill__in_call as one call at a time on the handle.
 API int ckw_toy_decoder_prefill(ckw_toy_decoder_handle *h, const int32_t *tokens, int64_t n_tokens, float *logits) {
   if (!h) return CKW_TOY_DECODER_E_ARGUMENT;
-  if (!enter(h)) return CKW_TOY_DECODER_E_BUSY;
+  if (!ckw_handle_enter(&h->base)) return CKW_TOY_DECODER_E_BUSY;
   const int rc = ckw_toy_decoder_prefill__in_call(h, tokens, n_tokens, logits);
-  leave(h);
+  ckw_handle_leave(&h->base);  // frees the handle when free() came during the call
   return rc;
 }
 
 static int ckw_toy_decoder_decode__in_call(ckw_toy_decoder_handle *h, int32_t tokens, float *logits) {
   if (!logits) return CKW_TOY_DECODER_E_ARGUMENT;
-  const int64_t n_tokens = 1;
   const int64_t pos = h->position;
   if (pos > 5) return CKW_TOY_DECODER_E_CONTEXT_FULL;
   if (pos + 1 > 6) return CKW_TOY_DECODER_E_CONTEXT_FULL;
   if (!h->cross_kv_valid) return CKW_TOY_DECODER_E_CROSS_KV_INVALID;
-  uint8_t *const arena = h->arena;
-  uint8_t *const state = h->state;
-  const uint8_t *const weights = h->weights;
-  const ckw_toy_decoder_tap_fn tap = h->tap;  // edge inspection: NULL costs one untaken branch per call
-  void *const tap_user = h->tap_user;
-  (void)arena;
-  (void)state;
-  (void)weights;
-  (void)tap;
-  (void)tap_user;
-  (void)n_tokens;
-  (void)pos;
+  uint8_t *const arena = h->base.arena;
+  uint8_t *const state = h->base.state;
+  const uint8_t *const weights = h->base.weights;
+  const ckw_toy_decoder_tap_fn tap = h->base.tap;  // edge inspection: NULL costs one untaken branch per call
+  void *const tap_user = h->base.tap_user;
   // embed
   ckw_f32_embed_positions(
       (float *)(arena + 0),  // y: arena embed.y
@@ -1816,7 +1393,7 @@ static int ckw_toy_decoder_decode__in_call(ckw_toy_decoder_handle *h, int32_t to
         .V = 11,  // dim V
         .D = 8,  // dim D
     };
-    ckw_pool_run(&h->pool, 11, 2, ckw_f32_logits__chunk0, &args);
+    ckw_pool_run(h->base.pool, 11, 2, ckw_f32_logits__chunk0, &args);
   }
   if (tap) {
     tap(tap_user, "logits.y", (const float *)logits, 2, (const int64_t[]){1, 11});
@@ -1829,8 +1406,8 @@ static int ckw_toy_decoder_decode__in_call(ckw_toy_decoder_handle *h, int32_t to
 // ckw_toy_decoder_decode__in_call as one call at a time on the handle.
 API int ckw_toy_decoder_decode(ckw_toy_decoder_handle *h, int32_t tokens, float *logits) {
   if (!h) return CKW_TOY_DECODER_E_ARGUMENT;
-  if (!enter(h)) return CKW_TOY_DECODER_E_BUSY;
+  if (!ckw_handle_enter(&h->base)) return CKW_TOY_DECODER_E_BUSY;
   const int rc = ckw_toy_decoder_decode__in_call(h, tokens, logits);
-  leave(h);
+  ckw_handle_leave(&h->base);  // frees the handle when free() came during the call
   return rc;
 }
