@@ -22,6 +22,7 @@ from tools.testing.browser import chromium
 
 HERE = "models/whisper"
 CROSS_ATTN = "blocks.0.cross_attn"
+WAIT_S = 60  # for the page and for elements to appear: generous on a loaded CI machine
 
 
 def outputs(library: str, name: str):
@@ -38,7 +39,7 @@ def driver():
 def load(driver, path: str) -> float:
     start = time.monotonic()
     driver.get("file://" + os.path.abspath(path))
-    WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.body.dataset.ready") == "1")
+    WebDriverWait(driver, WAIT_S).until(lambda d: d.execute_script("return document.body.dataset.ready") == "1")
     return time.monotonic() - start
 
 
@@ -99,7 +100,7 @@ def test_search_by_kernel_name(tiny):
     box = tiny.find_element(By.ID, "search")
     box.clear()
     box.send_keys("ckw_f32_attention")
-    WebDriverWait(tiny, 10).until(lambda d: d.find_element(By.ID, "search-count").text.startswith(f"{want} match"))
+    WebDriverWait(tiny, WAIT_S).until(lambda d: d.find_element(By.ID, "search-count").text.startswith(f"{want} match"))
     assert len(tiny.find_elements(By.CSS_SELECTOR, "#search-results li")) == want
     box.send_keys(Keys.ESCAPE)
 
@@ -151,10 +152,10 @@ def test_base_decoder_stays_responsive(driver):
     start = time.monotonic()
     box = driver.find_element(By.ID, "search")
     box.send_keys("blocks.5.cross_attn")
-    WebDriverWait(driver, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#search-results li"))
+    WebDriverWait(driver, WAIT_S).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#search-results li"))
     box.send_keys(Keys.ENTER)
     node = driver.find_element(By.ID, "node/prefill/blocks.5.cross_attn")
-    WebDriverWait(driver, 10).until(lambda d: "selected" in node.get_attribute("class").split())
+    WebDriverWait(driver, WAIT_S).until(lambda d: "selected" in node.get_attribute("class").split())
     found = time.monotonic() - start
     print(f"\nbase decoder page: loaded in {seconds:.2f} s, search and select in {found:.2f} s", file=sys.stderr)
     assert driver.find_element(By.ID, "panel-title").text == "blocks.5.cross_attn"

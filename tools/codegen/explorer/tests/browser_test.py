@@ -32,7 +32,7 @@ def driver():
 
 def load(driver, path):
     driver.get("file://" + path)
-    WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.body.dataset.ready") == "1")
+    WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.body.dataset.ready") == "1")
     return driver.execute_script("return JSON.parse(document.getElementById('explorer-data').textContent).explain")
 
 
