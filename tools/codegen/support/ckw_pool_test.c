@@ -150,7 +150,5 @@ int main(void) {
   test_thread_count();
   test_thread_counts_give_the_same_outputs();
   test_two_pools_at_once();
-  if (g_failures) return 1;
-  printf("ckw_pool: ok\n");
-  return 0;
+  return test_finish("ckw_pool");
 }
