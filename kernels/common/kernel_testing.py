@@ -7,8 +7,9 @@ from the map's `abi`, so no test restates a signature or a tolerance.
 """
 
 import ctypes
+import functools
 import os
-from typing import Dict, List, Optional
+from typing import Dict, FrozenSet, List, Optional
 
 import numpy as np
 
@@ -176,15 +177,24 @@ ISA_FLAGS = {
 }
 
 
-def cpu_isas(isas=("avx2", "avx512")) -> List[str]:
-    """ISA suffixes to test: scalar, the dispatching entry (""), and those of `isas` the CPU has."""
-    flags = set()
+@functools.lru_cache(maxsize=None)
+def cpu_flags() -> FrozenSet[str]:
+    """The CPU's flags in /proc/cpuinfo."""
     with open("/proc/cpuinfo") as f:
         for line in f:
             if line.startswith("flags"):
-                flags = set(line.split(":", 1)[1].split())
-                break
-    return ["__scalar", ""] + ["__" + i for i in isas if ISA_FLAGS[i] <= flags]
+                return frozenset(line.split(":", 1)[1].split())
+    return frozenset()
+
+
+def missing_flags(isa: str) -> List[str]:
+    """The flags an ISA path needs that the CPU lacks (none for scalar)."""
+    return sorted(ISA_FLAGS.get(isa, set()) - cpu_flags())
+
+
+def cpu_isas(isas=("avx2", "avx512")) -> List[str]:
+    """ISA suffixes to test: scalar, the dispatching entry (""), and those of `isas` the CPU has."""
+    return ["__scalar", ""] + ["__" + i for i in isas if not missing_flags(i)]
 
 
 def ptr(a):
