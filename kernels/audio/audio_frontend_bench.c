@@ -251,6 +251,6 @@ int main(int argc, char** argv) {
   free(wav), free(c.audio), free(c.resampled), free(c.padded), free(c.power), free(c.mel);
   free(c.filters), free(c.window), free(c.twiddles), free(c.scratch);
   if (b.failures) return 1;
-  if (!b.full) printf("audio_benchmark smoke test passed (run with --benchmark for timings)\n");
+  if (!b.full) printf("audio_frontend_bench smoke test passed (run with --benchmark for timings)\n");
   return 0;
 }

@@ -1,7 +1,7 @@
 """The C frontend against openai-whisper's log_mel_spectrogram (torch, CPU), same run.
 
 Smoke test by default (one call of each, results compared); with --benchmark, a timing
-table with ratios: `./bazelw run //kernels/audio:frontend_benchmark -- --benchmark`.
+table with ratios: `./bazelw run //kernels/audio:frontend_bench -- --benchmark`.
 """
 
 import io
@@ -72,7 +72,7 @@ def main() -> int:
         for what, t_peer, t_ours in rows:
             print(f"{what:58s} {1e3 * t_peer:11.2f} {1e3 * t_ours:9.2f} {t_peer / t_ours:7.1f}x")
     else:
-        print("frontend_benchmark smoke test passed (run with --benchmark for timings)")
+        print("frontend_bench smoke test passed (run with --benchmark for timings)")
     return 0
 
 
