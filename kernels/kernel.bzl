@@ -113,8 +113,10 @@ def ckw_kernel(
       test_data: data of the C test and the py_test.
       py_deps: extra deps of the py_test.
       bench: whether N_bench.c exists.
-      emulated_srcs: sources rebuilt on emulated AVX-512 (default: N__avx512.c; [] when the
-        AVX-512 path is proven otherwise, e.g. by a portable 16-lane instantiation).
+      emulated_srcs: sources rebuilt on emulated intrinsics with CKW_EMULATE_AVX512 (default:
+        N__avx512.c; the avx512bf16 and amx sources of the AVX-512 family may be among them,
+        kernels/common/simd_avx512bf16.h; [] when the AVX-512 path is proven otherwise, e.g. by
+        a portable 16-lane instantiation).
       test_size: size of N_test and N_avx512emu_test; "medium" for a kernel whose cases take
         more than a minute under ASan at -O1 on emulated intrinsics (CI's sanitizer step).
     """

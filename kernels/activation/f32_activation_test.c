@@ -5,12 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define CKW_TEST_SEED 0x9E3779B97F4A7C15ull  // frand()
 #include "kernels/common/cpu.h"
 #include "kernels/activation/f32_add.h"
 #include "kernels/activation/f32_gelu.h"
 #include "kernels/activation/f32_softmax.h"
 #include "kernels/activation/f32_activation_contract.h"
 #include "kernels/common/tolerance.h"
+#include "kernels/common/test_util.h"
 
 // Built a second time with CKW_TEST_AVX512_EMULATION (the *_avx512emu_test target) to run the
 // AVX-512 template through kernels/common/avx512_emulation.h on CPUs without AVX-512.
@@ -33,14 +35,6 @@ typedef struct {
   unary_fn gelu, softmax;
   binary_fn add;
 } isa_t;
-
-static unsigned long long g_rng = 0x9E3779B97F4A7C15ull;
-static float frand(void) {
-  g_rng ^= g_rng << 13;
-  g_rng ^= g_rng >> 7;
-  g_rng ^= g_rng << 17;
-  return (float)((g_rng >> 40) * (1.0 / (1ull << 24)) * 2.0 - 1.0);
-}
 
 static int guards_ok(const char* what, const float* y, int64_t n) {
   for (int64_t i = 0; i < GUARD; ++i) {
@@ -123,10 +117,7 @@ int main(void) {
   const int64_t shapes[][2] = {{1, 1}, {1, 7}, {3, 17}, {2, 64}, {5, 37}, {1, 1500}, {4, 384}, {0, 8}};
   int fails = 0, n = 0;
   for (size_t i = 0; i < sizeof isas / sizeof isas[0]; ++i) {
-    if (!isas[i].available) {
-      printf("SKIP %s: this CPU lacks it\n", isas[i].isa);
-      continue;
-    }
+    if (!test_isa_runs(isas[i].isa, isas[i].available)) continue;
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
       const int64_t T = shapes[s][0], D = shapes[s][1];
       for (int ip = 0; ip < 2; ++ip) {

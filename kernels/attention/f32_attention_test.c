@@ -7,10 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define CKW_TEST_SEED 0xD1B54A32D192ED03ull  // frand()
 #include "kernels/common/cpu.h"
 #include "kernels/attention/f32_attention.h"
 #include "kernels/attention/f32_attention_contract.h"
 #include "kernels/common/tolerance.h"
+#include "kernels/common/test_util.h"
 
 // Built a second time with CKW_TEST_AVX512_EMULATION (the *_avx512emu_test target) to run the
 // AVX-512 template through kernels/common/avx512_emulation.h on CPUs without AVX-512.
@@ -21,14 +23,6 @@ void ckw_f32_attention__avx512emu(CKW_F32_ATTENTION_PARAMS);
 #define TOL_C CKW_F32_ATTENTION_TOLERANCE_C
 
 typedef void (*attn_fn)(CKW_F32_ATTENTION_PARAMS);
-
-static unsigned long long g_rng = 0xD1B54A32D192ED03ull;
-static float frand(void) {
-  g_rng ^= g_rng << 13;
-  g_rng ^= g_rng >> 7;
-  g_rng ^= g_rng << 17;
-  return (float)((g_rng >> 40) * (1.0 / (1ull << 24)) * 2.0 - 1.0);
-}
 
 static int check(const char* isa, attn_fn f, int64_t Tq, int64_t Tk, int64_t H, int64_t Dh, int64_t cap,
                  int64_t q_pos, int causal, int shifted) {
@@ -190,10 +184,7 @@ int main(void) {
   };
   int fails = 0, n = 0;
   for (size_t i = 0; i < sizeof isas / sizeof isas[0]; ++i) {
-    if (!isas[i].ok) {
-      printf("SKIP %s: this CPU lacks it\n", isas[i].isa);
-      continue;
-    }
+    if (!test_isa_runs(isas[i].isa, isas[i].ok)) continue;
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
       const int64_t* a = cases[c];
       fails += !check(isas[i].isa, isas[i].f, a[0], a[1], a[2], a[3], a[4], a[5], (int)a[6], 0);

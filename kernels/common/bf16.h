@@ -7,17 +7,23 @@
 #include <stdint.h>
 #include <string.h>
 
-static inline float ckw_bf16_to_f32(uint16_t h) {
-  const uint32_t u = (uint32_t)h << 16;
+// An fp32's bit pattern and back (also for f16.h and the emulated intrinsics).
+static inline uint32_t ckw_f32_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+static inline float ckw_f32_from_bits(uint32_t u) {
   float f;
   memcpy(&f, &u, sizeof f);
   return f;
 }
 
+static inline float ckw_bf16_to_f32(uint16_t h) { return ckw_f32_from_bits((uint32_t)h << 16); }
+
 // Round to nearest even; NaN stays a (quiet) NaN instead of rounding into infinity.
 static inline uint16_t ckw_f32_to_bf16(float f) {
-  uint32_t u;
-  memcpy(&u, &f, sizeof u);
+  const uint32_t u = ckw_f32_bits(f);
   if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x0040u);
   return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }

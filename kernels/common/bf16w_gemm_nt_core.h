@@ -33,23 +33,18 @@
 #define CKW_BF16W_GEMM_NT_CORE_ISAS(X, name) X(scalar, name) X(avx2, name) X(avx512, name) X(avx512bf16, name) \
   X(amx, name)
 
-void ckw_bf16w_gemm_nt_core__scalar(float* y, const float* x, const uint16_t* w, const float* b, const float* r,
-                                    float* pack, int64_t pack_floats,
-                                    int64_t M, int64_t N, int64_t K, int64_t ldy, int epi);
-void ckw_bf16w_gemm_nt_core__avx2(float* y, const float* x, const uint16_t* w, const float* b, const float* r,
-                                  float* pack, int64_t pack_floats,
-                                  int64_t M, int64_t N, int64_t K, int64_t ldy, int epi);
-void ckw_bf16w_gemm_nt_core__avx512(float* y, const float* x, const uint16_t* w, const float* b, const float* r,
-                                    float* pack, int64_t pack_floats,
-                                    int64_t M, int64_t N, int64_t K, int64_t ldy, int epi);
-void ckw_bf16w_gemm_nt_core__avx512bf16(float* y, const float* x, const uint16_t* w, const float* b, const float* r,
-                                        float* pack, int64_t pack_floats,
-                                        int64_t M, int64_t N, int64_t K, int64_t ldy, int epi);
-void ckw_bf16w_gemm_nt_core__amx(float* y, const float* x, const uint16_t* w, const float* b, const float* r,
-                                 float* pack, int64_t pack_floats,
-                                 int64_t M, int64_t N, int64_t K, int64_t ldy, int epi);
+CKW_GEMM_NT_CORE_DECLARE(ckw_bf16w_gemm_nt_core__scalar, uint16_t);
+CKW_GEMM_NT_CORE_DECLARE(ckw_bf16w_gemm_nt_core__avx2, uint16_t);
+CKW_GEMM_NT_CORE_DECLARE(ckw_bf16w_gemm_nt_core__avx512, uint16_t);
+CKW_GEMM_NT_CORE_DECLARE(ckw_bf16w_gemm_nt_core__avx512bf16, uint16_t);
+CKW_GEMM_NT_CORE_DECLARE(ckw_bf16w_gemm_nt_core__amx, uint16_t);
 // Best available path for this CPU.
-void ckw_bf16w_gemm_nt_core(float* y, const float* x, const uint16_t* w, const float* b, const float* r, float* pack, int64_t pack_floats, int64_t M,
-                            int64_t N, int64_t K, int64_t ldy, int epi);
+CKW_GEMM_NT_CORE_DECLARE(ckw_bf16w_gemm_nt_core, uint16_t);
+// The AVX-512 paths again on emulated intrinsics (test builds: kernels/common/simd_avx512bf16.h).
+#if defined(CKW_EMULATE_AVX512) || defined(CKW_TEST_AVX512_EMULATION)
+CKW_GEMM_NT_CORE_DECLARE(ckw_bf16w_gemm_nt_core__avx512emu, uint16_t);
+CKW_GEMM_NT_CORE_DECLARE(ckw_bf16w_gemm_nt_core__avx512bf16emu, uint16_t);
+CKW_GEMM_NT_CORE_DECLARE(ckw_bf16w_gemm_nt_core__amxemu, uint16_t);
+#endif
 
 #endif  // CKW_KERNELS_COMMON_BF16W_GEMM_NT_CORE_H_

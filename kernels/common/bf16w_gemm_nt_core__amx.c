@@ -14,11 +14,9 @@
 #include <string.h>
 
 #include "kernels/common/bf16w_gemm_nt_core.h"
-#include "kernels/common/simd_avx512.h"
+#include "kernels/common/simd_avx512bf16.h"  // also: built again on emulated tiles for the tests
 
-#define AMX_TARGET "amx-tile,amx-bf16,avx512bf16,avx512f,avx512bw,avx512dq,avx512vl,fma,f16c"
-#define AMX_FN __attribute__((target(AMX_TARGET)))
-#define AMX_VI static inline __attribute__((always_inline, target(AMX_TARGET)))
+#define AMX_FN __attribute__((target(CKW_AMX_FEATURES)))
 
 // 2 x 2 tiles per step, 32 columns of y (W rows) x 32 rows of y (x rows): tmm0-3 accumulate,
 // tmm4-5 hold W, tmm6-7 x; each operand tile feeds two TDPBF16PS.
@@ -51,7 +49,7 @@ static AMX_FN void pack_x_(uint16_t* restrict xp, const float* restrict x, int64
       const __mmask16 hi = (__mmask16)(n >= 32 ? 0xffffu : n > 16 ? (1u << (n - 16)) - 1u : 0u);
       const float* p = x + (m0 + (i < mv ? i : 0)) * K + k;
       const __m512bh v = _mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(hi, p + 16), _mm512_maskz_loadu_ps(lo, p));
-      _mm512_i32scatter_epi32(d + s * 2 * TILE_U16, col, (__m512i)v, 4);  // pair p -> tile row p
+      _mm512_i32scatter_epi32(d + s * 2 * TILE_U16, col, CKW_SI512_FROM_BH(v), 4);  // pair p -> tile row p
     }
   }
 }
@@ -134,13 +132,13 @@ static AMX_FN void amx_gemm_(float* y, const float* x, const uint16_t* w, const 
   _tile_release();
 }
 
-void ckw_bf16w_gemm_nt_core__amx(float* y, const float* x, const uint16_t* w, const float* b, const float* r,
-                                 float* pack, int64_t pack_floats, int64_t M, int64_t N, int64_t K, int64_t ldy,
-                                 int epi) {
+void CKW_ISA_AMX(ckw_bf16w_gemm_nt_core)(float* y, const float* x, const uint16_t* w, const float* b,
+                                         const float* r, float* pack, int64_t pack_floats, int64_t M, int64_t N,
+                                         int64_t K, int64_t ldy, int epi) {
   const int64_t rows_max = (epi & CKW_GEMM_ONE_ROW_DOT) ? 1 : CKW_GEMM_ROWS_MAX;
   if (M <= rows_max || N <= 0 || K > K_MAX) {  // K > K_MAX: depends on K alone, so every split agrees
-    (M <= rows_max ? ckw_bf16w_gemm_nt_core__avx512bf16 : ckw_bf16w_gemm_nt_core__avx512)(y, x, w, b, r, pack, pack_floats,
-                                                                                           M, N, K, ldy, epi);
+    (M <= rows_max ? CKW_ISA_BF16(ckw_bf16w_gemm_nt_core) : CKW_ISA(ckw_bf16w_gemm_nt_core))(
+        y, x, w, b, r, pack, pack_floats, M, N, K, ldy, epi);
     return;
   }
   amx_gemm_(y, x, w, b, r, M, N, K < 0 ? 0 : K, ldy, epi & ~CKW_GEMM_ONE_ROW_DOT);

@@ -1,16 +1,17 @@
 // The avx512 bf16-weight engine with the streaming (M <= CKW_GEMM_ROWS_MAX) dot products on
 // vdpbf16ps: 32 k per instruction on bf16 rows read as they are stored, x rounded to bf16 on
 // the fly (one conversion per 32 k, shared by 4 rows of W). Contract: bf16w_gemm_nt_core.h.
+// Built again on emulated intrinsics for the tests (kernels/common/simd_avx512bf16.h).
 #include "kernels/common/bf16w_gemm_nt_core.h"
-#include "kernels/common/simd_avx512.h"
+#include "kernels/common/simd_avx512bf16.h"
 
 // The whole file may use AVX512-BF16, so the dot products below inline into gemv_.
 #undef CKW_SIMD_TARGET
-#define CKW_SIMD_TARGET __attribute__((target("avx512bf16,avx512f,avx512bw,avx512dq,avx512vl,fma,f16c")))
-#define CKW_BF16_VI static inline __attribute__((always_inline, target("avx512bf16,avx512f,avx512bw,avx512dq,avx512vl,fma,f16c")))
+#define CKW_SIMD_TARGET __attribute__((target(CKW_BF16_FEATURES)))
+#define CKW_BF16_VI static inline __attribute__((always_inline, target(CKW_BF16_FEATURES)))
 #define CKW_GEMM_W_BF16
 #define CKW_GEMM_HAVE_DOT
-#define CKW_GEMM_ENTRY ckw_bf16w_gemm_nt_core__avx512bf16
+#define CKW_GEMM_ENTRY CKW_ISA_BF16(ckw_bf16w_gemm_nt_core)
 
 // 32 x values (k, k + 1 paired per lane) rounded to bf16, in memory order.
 CKW_BF16_VI __m512bh x32_(const float* p) {
@@ -22,9 +23,9 @@ CKW_BF16_VI __m512bh x32n_(const float* p, int64_t n) {
   const __mmask16 hi = (__mmask16)(n > 16 ? (1u << (n - 16)) - 1u : 0u);
   return _mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(hi, p + 16), _mm512_maskz_loadu_ps(lo, p));
 }
-CKW_BF16_VI __m512bh w32_(const uint16_t* p) { return (__m512bh)_mm512_loadu_si512(p); }
+CKW_BF16_VI __m512bh w32_(const uint16_t* p) { return CKW_BH_FROM_SI512(_mm512_loadu_si512(p)); }
 CKW_BF16_VI __m512bh w32n_(const uint16_t* p, int64_t n) {
-  return (__m512bh)_mm512_maskz_loadu_epi16((__mmask32)((1u << n) - 1u), p);
+  return CKW_BH_FROM_SI512(_mm512_maskz_loadu_epi16((__mmask32)((1u << n) - 1u), p));
 }
 
 CKW_BF16_VI void dot4_(const float* restrict xm, const uint16_t* restrict w0, const uint16_t* pf, int64_t K,

@@ -37,16 +37,20 @@ enum {
 // The scratch the kernels declare for pack (their maps' scratch: bind says the same number).
 #define CKW_GEMM_PACK_BYTES (1024 * 1024)
 
-// b may be NULL (no bias); r is read only by CKW_GEMM_EPI_RESIDUAL and may equal y.
-void ckw_f32_gemm_nt_core__scalar(float* y, const float* x, const float* w, const float* b,
-                                  const float* r, float* pack, int64_t pack_floats, int64_t M, int64_t N, int64_t K, int64_t ldy, int epi);
-void ckw_f32_gemm_nt_core__avx2(float* y, const float* x, const float* w, const float* b,
-                                const float* r, float* pack, int64_t pack_floats, int64_t M, int64_t N, int64_t K, int64_t ldy, int epi);
-void ckw_f32_gemm_nt_core__avx512(float* y, const float* x, const float* w, const float* b,
-                                  const float* r, float* pack, int64_t pack_floats, int64_t M, int64_t N, int64_t K, int64_t ldy, int epi);
+// An engine entry on weights of type w_t: the f32, bf16w and f16w engines' paths all take these
+// arguments. b may be NULL (no bias); r is read only by CKW_GEMM_EPI_RESIDUAL and may equal y.
+#define CKW_GEMM_NT_CORE_DECLARE(name, w_t)                                                           \
+  void name(float* y, const float* x, const w_t* w, const float* b, const float* r, float* pack,        \
+            int64_t pack_floats, int64_t M, int64_t N, int64_t K, int64_t ldy, int epi)
+
+CKW_GEMM_NT_CORE_DECLARE(ckw_f32_gemm_nt_core__scalar, float);
+CKW_GEMM_NT_CORE_DECLARE(ckw_f32_gemm_nt_core__avx2, float);
+CKW_GEMM_NT_CORE_DECLARE(ckw_f32_gemm_nt_core__avx512, float);
 // Best available path for this CPU.
-void ckw_f32_gemm_nt_core(float* y, const float* x, const float* w, const float* b, const float* r,
-                          float* pack, int64_t pack_floats,
-                          int64_t M, int64_t N, int64_t K, int64_t ldy, int epi);
+CKW_GEMM_NT_CORE_DECLARE(ckw_f32_gemm_nt_core, float);
+// The avx512 path again on emulated intrinsics (test builds: kernels/common/avx512_emulation.h).
+#if defined(CKW_EMULATE_AVX512) || defined(CKW_TEST_AVX512_EMULATION)
+CKW_GEMM_NT_CORE_DECLARE(ckw_f32_gemm_nt_core__avx512emu, float);
+#endif
 
 #endif  // CKW_KERNELS_COMMON_F32_GEMM_NT_CORE_H_

@@ -1,4 +1,5 @@
-// Small helpers shared by the kernel cc_tests: a deterministic RNG and a failure counter.
+// Small helpers shared by the kernel cc_tests: deterministic RNGs, a failure counter, skipped ISA
+// paths.
 #ifndef CKW_KERNELS_COMMON_TEST_UTIL_H_
 #define CKW_KERNELS_COMMON_TEST_UTIL_H_
 
@@ -28,6 +29,25 @@ static inline uint64_t test_rng_next(uint64_t* s) {
 // Uniform in [-1, 1).
 static inline float test_rng_float(uint64_t* s) {
   return (float)((double)(test_rng_next(s) >> 11) * (2.0 / 9007199254740992.0) - 1.0);
+}
+
+// The xorshift64 stream the kernel tests draw inputs from: uniform in [-1, 1) with 24 random bits.
+// A test picks its seed by defining CKW_TEST_SEED before including this header.
+#ifndef CKW_TEST_SEED
+#define CKW_TEST_SEED 88172645463325252ull
+#endif
+static unsigned long long g_rng = CKW_TEST_SEED;
+static inline float frand(void) {
+  g_rng ^= g_rng << 13;
+  g_rng ^= g_rng >> 7;
+  g_rng ^= g_rng << 17;
+  return (float)((g_rng >> 40) * (1.0 / (1ull << 24)) * 2.0 - 1.0);
+}
+
+// Whether a test runs the ISA path `isa` (available: this CPU has it); prints a SKIP line if not.
+static inline int test_isa_runs(const char* isa, int available) {
+  if (!available) printf("SKIP %s: this CPU lacks it\n", isa);
+  return available;
 }
 
 static inline int test_finish(const char* name) {

@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define CKW_TEST_SEED 0xA0761D6478BD642Full  // frand()
 #include "kernels/common/tolerance.h"
+#include "kernels/common/test_util.h"
 #include "kernels/conv/f32_conv1d_k3.h"
 #include "kernels/conv/f32_conv1d_k3_contract.h"
 
@@ -15,14 +17,6 @@
 _Static_assert(CKW_F32_CONV1D_K3_TOLERANCE_C == CKW_F32_CONV1D_K3_GELU_TOLERANCE_C, "one bound serves both maps");
 #define GUARD 7
 #define SENTINEL 4242.0f
-
-static unsigned long long g_rng = 0xA0761D6478BD642Full;
-static float frand(void) {
-  g_rng ^= g_rng << 13;
-  g_rng ^= g_rng >> 7;
-  g_rng ^= g_rng << 17;
-  return (float)((g_rng >> 40) * (1.0 / (1ull << 24)) * 2.0 - 1.0);
-}
 
 static int check(int64_t Cin, int64_t Cout, int64_t Tin, int64_t stride, int64_t extra, int gelu) {
   const int64_t Tout = (Tin - 1) / stride + 1 + extra;

@@ -1,67 +1,30 @@
 // Checks the f16 conversions and every f16w_gemm_nt* kernel and ISA path: the widening of every
-// f16 bit pattern (scalar helper and each ISA's vector load) against its value; each path bit
-// for bit against the f32 engine path of the same ISA on the widened weights (so it inherits
-// every property f32_gemm_nt_test proves: M-independence, row and column splits, each row of a
-// few-row call as if alone) with subnormal and large weights among the random ones; against a
-// float64 reference under the maps' tolerance; in-place residual; nothing written outside y.
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "kernels/common/cpu.h"
+// f16 bit pattern (scalar helper and each ISA's vector load) against its value; then, with the
+// GEMM test harness (gemm_nt_test_harness.inc), each path bit for bit against the f32 engine path
+// of the same ISA on the widened weights (so it inherits every property f32_gemm_nt_test proves:
+// M-independence, row and column splits, each row of a few-row call as if alone) with subnormal
+// and large weights among the random ones; against a float64 reference under the maps' tolerance;
+// row and column splits; column-blocked packing; in-place residual; nothing written outside y.
 #include "kernels/common/f16.h"
 #include "kernels/common/f16w_gemm_nt_core.h"
-#include "kernels/common/tolerance.h"
 #include "kernels/gemm/f16w_gemm_nt.h"
 #include "kernels/gemm/f16w_gemm_nt_bias.h"
 #include "kernels/gemm/f16w_gemm_nt_bias_gelu.h"
 #include "kernels/gemm/f16w_gemm_nt_bias_residual.h"
 #include "kernels/gemm/f16w_gemm_nt_contract.h"
-#include "kernels/gemm/gemm_nt_test_util.h"
 
-#define TOL_C CKW_F16W_GEMM_NT_TOLERANCE_C
-_Static_assert(CKW_F16W_GEMM_NT_BIAS_TOLERANCE_C == TOL_C && CKW_F16W_GEMM_NT_BIAS_GELU_TOLERANCE_C == TOL_C &&
-                   CKW_F16W_GEMM_NT_BIAS_RESIDUAL_TOLERANCE_C == TOL_C,
+_Static_assert(CKW_F16W_GEMM_NT_BIAS_TOLERANCE_C == CKW_F16W_GEMM_NT_TOLERANCE_C &&
+                   CKW_F16W_GEMM_NT_BIAS_GELU_TOLERANCE_C == CKW_F16W_GEMM_NT_TOLERANCE_C &&
+                   CKW_F16W_GEMM_NT_BIAS_RESIDUAL_TOLERANCE_C == CKW_F16W_GEMM_NT_TOLERANCE_C,
                "the f16w gemm maps state different tolerances");
-#define GUARD 37
-#define SENTINEL 12345.0f
-
-static const int kEpi[NKIND] = {CKW_GEMM_EPI_PLAIN, CKW_GEMM_EPI_PLAIN, CKW_GEMM_EPI_GELU, CKW_GEMM_EPI_RESIDUAL};
-
-typedef void (*plain_fn)(float*, const float*, const uint16_t*, float*, int64_t, int64_t, int64_t, int64_t);
-typedef void (*bias_fn)(float*, const float*, const uint16_t*, const float*, float*, int64_t, int64_t, int64_t, int64_t);
-typedef void (*res_fn)(float*, const float*, const uint16_t*, const float*, const float*, float*, int64_t, int64_t, int64_t,
-                       int64_t);
-typedef void (*f32_core_fn)(float*, const float*, const float*, const float*, const float*, float*, int64_t, int64_t,
-                            int64_t, int64_t, int64_t, int);
-
-#ifdef CKW_TEST_AVX512_EMULATION
-GEMM_TEST_EMU_ENTRIES(ckw_f16w_gemm_nt_core__avx512emu, uint16_t)
-void ckw_f32_gemm_nt_core__avx512emu(float*, const float*, const float*, const float*, const float*, float*, int64_t,
-                                     int64_t, int64_t, int64_t, int64_t, int);  // the peer
-#endif
-
-typedef struct {
-  const char* isa;
-  int available;
-  f32_core_fn peer;  // the f32 engine path these bits must equal on the widened weights
-  plain_fn plain;
-  bias_fn bias, gelu;
-  res_fn res;
-} isa_t;
-
-static float g_scratch[CKW_GEMM_PACK_BYTES / sizeof(float)];
-
-static void call(const isa_t* isa, int kind, float* y, const float* x, const uint16_t* w, const float* b,
-                 const float* r, int64_t M, int64_t N, int64_t K, int64_t ldy) {
-  switch (kind) {
-    case PLAIN: isa->plain(y, x, w, g_scratch, M, N, K, ldy); break;
-    case BIAS: isa->bias(y, x, w, b, g_scratch, M, N, K, ldy); break;
-    case GELU: isa->gelu(y, x, w, b, g_scratch, M, N, K, ldy); break;
-    case RESIDUAL: isa->res(y, x, w, b, r, g_scratch, M, N, K, ldy); break;
-  }
-}
+static uint16_t random_weight(int64_t i);
+#define GEMM_TEST_W uint16_t
+#define GEMM_TEST_WIDEN ckw_f16_to_f32
+#define GEMM_TEST_WEIGHT random_weight
+#define GEMM_TEST_X() (frand() * 1e-4f)  // keeps the 60000-weights' sums moderate
+#define GEMM_TEST_TOL_C CKW_F16W_GEMM_NT_TOLERANCE_C
+#define GEMM_TEST_LABEL "f16w gemm"
+#include "kernels/gemm/gemm_nt_test_harness.inc"
 
 // A weight: mostly f16 values near [-1, 1), every 7th a subnormal, every 11th near the largest f16
 // divided down so products stay finite.
@@ -70,55 +33,6 @@ static uint16_t random_weight(int64_t i) {
   if (i % 7 == 3) return (uint16_t)((v < 0 ? 0x8000u : 0u) | (1u + (uint16_t)((g_rng >> 20) % 0x3ffu)));
   if (i % 11 == 5) return ckw_f32_to_f16(v * 60000.0f);
   return ckw_f32_to_f16(v);
-}
-
-static int run_case(const isa_t* isa, int kind, int64_t M, int64_t N, int64_t K, int in_place) {
-  float* x = malloc(sizeof(float) * (M * K + 1));
-  uint16_t* w = malloc(sizeof(uint16_t) * (N * K + 1));
-  float* wf = malloc(sizeof(float) * (N * K + 1));
-  float* b = malloc(sizeof(float) * (N + 1));
-  float* r = malloc(sizeof(float) * (M * N + 1));
-  float* y = malloc(sizeof(float) * (M * N + 2 * GUARD));
-  float* ref = malloc(sizeof(float) * (M * N + 1));
-  float* other = malloc(sizeof(float) * (M * N + 1));
-  for (int64_t i = 0; i < M * K; ++i) x[i] = frand() * 1e-4f;  // keeps the 60000-weights' sums moderate
-  for (int64_t i = 0; i < N * K; ++i) w[i] = random_weight(i), wf[i] = ckw_f16_to_f32(w[i]);
-  for (int64_t i = 0; i < N; ++i) b[i] = frand();
-  for (int64_t i = 0; i < M * N; ++i) r[i] = 4.0f * frand();
-  for (int64_t i = 0; i < M * N + 2 * GUARD; ++i) y[i] = SENTINEL;
-  float* yo = y + GUARD;
-  if (in_place) memcpy(yo, r, sizeof(float) * M * N);
-  call(isa, kind, yo, x, w, b, in_place ? yo : r, M, N, K, N);
-  char what[160];
-  snprintf(what, sizeof what, "%s %s M=%lld N=%lld K=%lld%s", isa->isa, kKindName[kind], (long long)M, (long long)N,
-           (long long)K, in_place ? " in-place" : "");
-  for (int64_t m = 0; m < M; ++m)
-    for (int64_t n = 0; n < N; ++n) {
-      double acc = 0.0;
-      for (int64_t k = 0; k < K; ++k) acc += (double)x[m * K + k] * wf[n * K + k];
-      if (kind != PLAIN) acc += b[n];
-      if (kind == GELU) acc = gelu_ref(acc);
-      if (kind == RESIDUAL) acc += r[m * N + n];
-      ref[m * N + n] = (float)acc;
-    }
-  int ok = ckw_check_close(what, yo, ref, M * N, TOL_C, K);
-  for (int64_t i = 0; i < GUARD; ++i) {
-    if (y[i] != SENTINEL || y[GUARD + M * N + i] != SENTINEL) {
-      fprintf(stderr, "%s: wrote outside y\n", what);
-      ok = 0;
-      break;
-    }
-  }
-  if (ok) {
-    memcpy(other, r, sizeof(float) * M * N);
-    isa->peer(other, x, wf, kind == PLAIN ? NULL : b, other, g_scratch, GEMM_TEST_PACK_FLOATS, M, N, K, N, kEpi[kind]);
-    if (memcmp(other, yo, sizeof(float) * M * N) != 0) {
-      fprintf(stderr, "%s: differs from the f32 engine on the widened weights\n", what);
-      ok = 0;
-    }
-  }
-  free(x), free(w), free(wf), free(b), free(r), free(y), free(ref), free(other);
-  return ok;
 }
 
 // Every bit pattern: ckw_f16_to_f32 against its value (sign, 2^(e-15) (1 + m/1024), subnormals
@@ -154,7 +68,7 @@ static int check_conversions(void) {
 // Every finite pattern through each path's widening inside a GEMM: W = the patterns as an [N, 8]
 // matrix and x = unit rows, so y[m][n] = W[n][m] exactly (packed path, M = 8 rows + 1 zero row;
 // streaming path, M = 1 per unit row).
-static int check_widening_in_kernel(const isa_t* isa) {
+static int check_widening_in_kernel(const gemm_test_isa* isa) {
   const int64_t K = 8, N = 0x7c00 * 2 / K;  // finite patterns only (+ and -): 0x0000..0x7bff, 0x8000..0xfbff
   uint16_t* w = malloc(sizeof(uint16_t) * N * K);
   float* y = malloc(sizeof(float) * 9 * N);
@@ -164,9 +78,9 @@ static int check_widening_in_kernel(const isa_t* isa) {
   int ok = 1;
   for (int pass = 0; pass < 2 && ok; ++pass) {
     if (pass == 0) {
-      isa->plain(y, x, w, g_scratch, 9, N, K, N);
+      call(isa, PLAIN, y, x, w, NULL, NULL, 9, N, K, N);
     } else {
-      for (int m = 0; m < 8; ++m) isa->plain(y + m * N, x + m * K, w, g_scratch, 1, N, K, N);
+      for (int m = 0; m < 8; ++m) call(isa, PLAIN, y + m * N, x + m * K, w, NULL, NULL, 1, N, K, N);
     }
     for (int64_t n = 0; n < N && ok; ++n)
       for (int m = 0; m < 8; ++m) {
@@ -186,19 +100,24 @@ static int check_widening_in_kernel(const isa_t* isa) {
 
 int main(void) {
   int ok = check_conversions();
-  const isa_t isas[] = {
-#define ISA(isa) {#isa, ckw_cpu_has_##isa(), ckw_f32_gemm_nt_core__##isa, ckw_f16w_gemm_nt__##isa, \
-                  ckw_f16w_gemm_nt_bias__##isa, ckw_f16w_gemm_nt_bias_gelu__##isa, ckw_f16w_gemm_nt_bias_residual__##isa},
+  // Not fused: the peer's bits carry f32_gemm_nt_test's chain and row checks.
+  const gemm_test_isa isas[] = {
+#define ISA(I)                                                                                                       \
+  {.isa = #I, .available = ckw_cpu_has_##I(), .peer = ckw_f32_gemm_nt_core__##I,                                     \
+   .core = ckw_f16w_gemm_nt_core__##I, GEMM_TEST_ENTRIES(ckw_f16w_gemm_nt, __##I)},
       CKW_F16W_GEMM_NT_ISAS(ISA)
 #undef ISA
-      {"dispatch", 1, ckw_f32_gemm_nt_core, ckw_f16w_gemm_nt, ckw_f16w_gemm_nt_bias, ckw_f16w_gemm_nt_bias_gelu,
-       ckw_f16w_gemm_nt_bias_residual},
+      {.isa = "dispatch", .available = 1, .peer = ckw_f32_gemm_nt_core, .core = ckw_f16w_gemm_nt_core,
+       GEMM_TEST_ENTRIES(ckw_f16w_gemm_nt, )},
 #ifdef CKW_TEST_AVX512_EMULATION
-      {"avx512-emulated", ckw_cpu_has_avx2(), ckw_f32_gemm_nt_core__avx512emu, emu_plain, emu_bias, emu_gelu, emu_res},
+      // vcvtph2ps stays real (F16C, which every AVX2 CPU here has).
+      {.isa = "avx512-emulated", .available = ckw_cpu_has_avx2(), .peer = ckw_f32_gemm_nt_core__avx512emu,
+       .core = ckw_f16w_gemm_nt_core__avx512emu,
+       .same_bits = ckw_cpu_has_avx512() ? ckw_f16w_gemm_nt_core__avx512 : NULL},
 #endif
   };
   for (size_t i = 0; i < sizeof isas / sizeof isas[0]; ++i)
     if (isas[i].available && !check_widening_in_kernel(&isas[i])) ok = 0;
-  const int failed = GEMM_TEST_RUN_ALL(isas, run_case, "f16w gemm");
+  const int failed = gemm_test_run(isas, sizeof isas / sizeof isas[0]);
   return ok && !failed ? 0 : 1;
 }

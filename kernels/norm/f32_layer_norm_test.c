@@ -5,8 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define CKW_TEST_SEED 0x2545F4914F6CDD1Dull  // frand()
 #include "kernels/common/cpu.h"
 #include "kernels/common/tolerance.h"
+#include "kernels/common/test_util.h"
 #include "kernels/norm/f32_layer_norm.h"
 #include "kernels/norm/f32_layer_norm_contract.h"
 
@@ -21,14 +23,6 @@ void ckw_f32_layer_norm__avx512emu(float*, const float*, const float*, const flo
 #define SENTINEL 999.0f
 
 typedef void (*ln_fn)(float*, const float*, const float*, const float*, int64_t, int64_t, float);
-
-static unsigned long long g_rng = 0x2545F4914F6CDD1Dull;
-static float frand(void) {
-  g_rng ^= g_rng << 13;
-  g_rng ^= g_rng >> 7;
-  g_rng ^= g_rng << 17;
-  return (float)((g_rng >> 40) * (1.0 / (1ull << 24)) * 2.0 - 1.0);
-}
 
 static int check(const char* isa, ln_fn f, int64_t T, int64_t D, float offset, int in_place) {
   const int64_t n = T * D;
@@ -86,10 +80,7 @@ int main(void) {
   const int64_t shapes[][2] = {{1, 1}, {1, 7}, {3, 17}, {2, 384}, {5, 37}, {7, 512}, {1, 1000}, {0, 16}};
   int fails = 0, n = 0;
   for (size_t i = 0; i < sizeof isas / sizeof isas[0]; ++i) {
-    if (!isas[i].ok) {
-      printf("SKIP %s: this CPU lacks it\n", isas[i].isa);
-      continue;
-    }
+    if (!test_isa_runs(isas[i].isa, isas[i].ok)) continue;
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
       for (int ip = 0; ip < 2; ++ip) {
         fails += !check(isas[i].isa, isas[i].f, shapes[s][0], shapes[s][1], 0.0f, ip);
