@@ -3,14 +3,17 @@
 import os
 
 from runtime import runfiles
+from tests.e2e import references
+
+
+def audio_root() -> str:
+    """@test_audio in this test's runfiles."""
+    return runfiles.locate("test_audio", "")
 
 
 def shared_clips() -> list[str]:
     """jfk.wav and every LibriSpeech clip of @test_audio's MANIFEST.tsv, as @test_audio paths."""
-    root = runfiles.locate("test_audio", "")
-    with open(os.path.join(root, "librispeech", "MANIFEST.tsv"), encoding="utf-8") as f:
-        names = [line.split("\t")[0] for line in f.read().splitlines()[1:] if line.strip()]
-    return ["jfk.wav"] + [f"librispeech/{n}" for n in names]
+    return references.shared_clips(audio_root())
 
 
 def shard(items: list) -> list:

@@ -12,25 +12,26 @@ weights (fp16=False).
   the segments are equal (tokens, times, text, temperature). Sampled text itself is not compared,
   nor anything after it: the RNGs differ, and a sampled window's text is the next window's
   prompt and may move its start.
+
+openai-whisper's side is references.py's language set, computed by a build action.
 """
 
 import functools
-import os
 
 import pytest
-import torch
-import whisper
 
 from models.whisper.reference import openai_reference
 from runtime import runfiles
 from runtime.engine import Engine
 from runtime.longform import TranscribeOptions
+from tests.e2e import references
+from tests.e2e.clips import audio_root
 
-TEMPERATURES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
-FOLDER = "multilingual"
-CLIPS = sorted(f for f in os.listdir(os.path.dirname(runfiles.locate("test_audio", f"{FOLDER}/MANIFEST.tsv")))
-               if not f.endswith(".tsv"))
-GERMAN = {"fleurs-de-000.ogg": None, "fleurs-de-001.ogg": 0, "test_de.wav": 0}  # clip: first window that falls back
+TEMPERATURES = references.TEMPERATURES
+CLIPS = references.multilingual_clips(audio_root())
+# clip: the first window that falls back
+GERMAN = {"fleurs-de-000.ogg": None, "fleurs-de-001.ogg": 0, "test_de.wav": 0}
+assert list(GERMAN) == references.GERMAN
 
 
 @functools.cache
@@ -38,17 +39,18 @@ def engine() -> Engine:
     return Engine.from_runfiles("base")
 
 
+@functools.cache
+def reference() -> references.References:
+    return references.load("language", "base")
+
+
+def audio_path(clip: str) -> str:
+    return runfiles.locate("test_audio", f"{references.MULTILINGUAL}/{clip}")
+
+
 def audio_16k(clip: str):
-    return openai_reference.read_audio_16k(runfiles.locate("test_audio", f"{FOLDER}/{clip}"))
-
-
-def reference_language(audio):
-    """openai-whisper's transcribe(): detect_language on pad_or_trim(log-mel with 30 s of padding)."""
-    model = openai_reference.model("base")
-    mel = whisper.log_mel_spectrogram(torch.from_numpy(audio), model.dims.n_mels, padding=whisper.audio.N_SAMPLES)
-    with torch.no_grad():
-        _, probs = model.detect_language(whisper.audio.pad_or_trim(mel, whisper.audio.N_FRAMES))
-    return max(probs, key=probs.get), probs
+    """The samples openai-whisper's side decoded (its loader: soundfile, without ffmpeg)."""
+    return openai_reference.read_audio_16k(audio_path(clip))
 
 
 def test_every_multilingual_clip_is_there():
@@ -57,33 +59,33 @@ def test_every_multilingual_clip_is_there():
 
 @pytest.mark.parametrize("clip", CLIPS)
 def test_detected_language_equals_openai_whisper(clip):
+    detected = reference()[f"detect {clip}"]
+    want, want_probs = detected["language"], detected["probs"]
     audio = audio_16k(clip)
-    want, want_probs = reference_language(audio)
     _, info = engine().transcribe(audio)  # detection happens before the first segment is asked for
     assert info.language == want, f"{clip}: ours {info.language}, openai-whisper {want}"
     assert info.language_probability == pytest.approx(want_probs[want], abs=2e-3)
     assert set(info.all_language_probs) == set(want_probs)
     if not clip.endswith(".wav"):  # opus through FFmpeg's decoder, not the reference's libopus
-        _, from_file = engine().transcribe(runfiles.locate("test_audio", f"{FOLDER}/{clip}"))
+        _, from_file = engine().transcribe(audio_path(clip))
         assert from_file.language == want
 
 
-def reference_translation(audio):
+def reference_translation(clip):
     """openai-whisper's result and its decode() attempts grouped per window."""
-    result, calls = openai_reference.transcribe_recording("base", audio, task="translate", temperature=TEMPERATURES,
-                                                          language=None)
+    want = reference()[f"translate {clip}"]
     attempts = []
-    for options, decoded in calls:
-        if options.temperature == 0.0:
+    for a in want["attempts"]:
+        if a["temperature"] == 0.0:
             attempts.append([])
-        attempts[-1].append((options.temperature, list(decoded.tokens)))
-    return result, attempts
+        attempts[-1].append((a["temperature"], a["tokens"]))
+    return want["result"], attempts
 
 
 @pytest.mark.parametrize("clip", list(GERMAN))
 def test_translation_equals_openai_whisper(clip):
     audio = audio_16k(clip)
-    want, want_windows = reference_translation(audio)
+    want, want_windows = reference_translation(clip)
     got = engine().transcribe_long(audio, TranscribeOptions(task="translate", temperature=TEMPERATURES))
     assert got["language"] == want["language"] == "de"
     first_fallback = next((i for i, w in enumerate(want_windows) if len(w) > 1), None)

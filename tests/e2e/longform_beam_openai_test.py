@@ -6,7 +6,8 @@ schedule (beams at 0, best_of samples above), thresholds 2.4 / -1.0 / 0.6, condi
 previous text, timestamps. The comparison needs windows that both sides decode at temperature
 0 (sampling draws differ: torch's RNG there, numpy's here), so the test first checks that
 openai-whisper fell back on no window of the clip, then compares text, every segment's seek,
-start, end, text and tokens, and the log-probabilities to 2e-3.
+start, end, text and tokens, and the log-probabilities to 2e-3. openai-whisper's side is
+references.py's longform_beam set, computed by a build action.
 """
 
 import sys
@@ -14,22 +15,19 @@ import time
 
 import pytest
 
-from models.whisper.reference import openai_reference
 from runtime import audio_input, longform, runfiles
 from runtime.engine import Engine
+from tests.e2e import references
 
-TEMPERATURES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
-CLIP = "long/shakespeare_sonnets_I-III_concat.flac"  # 159 s
+TEMPERATURES = references.TEMPERATURES
+CLIP = references.SONNETS  # 159 s
 VARIANT = "tiny"
 
 
 def test_beam_transcribe_equals_openai_whisper():
-    audio = openai_reference.read_audio_16k(runfiles.locate("test_audio", CLIP))
-    t0 = time.perf_counter()
-    ref, calls = openai_reference.transcribe_recording(VARIANT, audio, temperature=TEMPERATURES, beam_size=5,
-                                                       best_of=5, language="en")
-    ref_seconds = time.perf_counter() - t0
-    temperatures = [options.temperature for options, _ in calls]
+    want = references.load("longform_beam", VARIANT)["sonnets beam 5"]
+    ref, ref_seconds = want["result"], want["seconds"]
+    temperatures = [a["temperature"] for a in want["attempts"]]
     assert set(temperatures) == {0.0}, "openai-whisper fell back to sampling: this clip cannot be compared"
 
     engine = Engine.from_runfiles(VARIANT)

@@ -4,7 +4,8 @@ Both sides: the same converted weights, fp16=False, the default temperature sche
 (0.0, 0.2, ..., 1.0), thresholds 2.4 / -1.0 / 0.6, conditioning on previous text, timestamps.
 Ours is `Engine.transcribe_long` (generated frontend, encoder and decoder; runtime/longform.py);
 theirs is `whisper.transcribe(model, audio, ...)`, whose `model.decode` calls are recorded so
-that every window attempt can be compared, not only the final segments.
+that every window attempt can be compared, not only the final segments (references.py's
+longform set: a build action per case computes it).
 
 Cases: the sonnets (long/, 159 s) with tiny and base; a recording of 75 s joined from the
 LibriSpeech clips (tools/testing/joined_audio.py, written as WAV by the test) with tiny and
@@ -44,26 +45,15 @@ from models.whisper.reference.torch_text_decoder import TorchTextDecoder
 from runtime import longform, output_formats, runfiles
 from runtime.engine import Engine
 from runtime.tokenizer import WhisperTokenizer
-from tools.testing.joined_audio import librispeech_joined, write_wav
+from tests.e2e import references
+from tests.e2e.clips import audio_root
 
-TEMPERATURES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
-SONNETS = "long/shakespeare_sonnets_I-III_concat.flac"
-MICHAEL = "formats/michaelandsickmichael.wav"
-JOINED = "librispeech joined to 75 s"
-PROMPT = "Shakespeare's sonnets and LibriSpeech: Lucius, Heaven, the Hebrides."
-
-# name: (variant, clip, windows (by index) that fall back to temperature > 0 on openai-whisper's
-# side, options besides the defaults)
-CASES = {
-    "sonnets": ("tiny", SONNETS, [], {}),
-    "sonnets_base": ("base", SONNETS, [], {}),
-    "joined": ("tiny", JOINED, [], {}),
-    "joined_base": ("base", JOINED, [], {}),
-    "joined_no_condition": ("tiny", JOINED, [], {"condition_on_previous_text": False}),
-    "joined_prompt": ("tiny", JOINED, [], {"initial_prompt": PROMPT}),
-    "michael": ("tiny", MICHAEL, [2], {}),
-    "jfk": ("base", "jfk.wav", [], {}),  # language detected: base is multilingual
-}
+TEMPERATURES = references.TEMPERATURES
+# name: (variant, clip, options besides the defaults): references.LONGFORM, whose results
+# openai-whisper's side reads (a build action per case).
+CASES = references.LONGFORM
+# Windows (by index) that fall back to temperature > 0 on openai-whisper's side; none elsewhere.
+FALLBACK = {"michael": [2]}
 
 
 # One Bazel target per case (tests/e2e/BUILD.bazel sets it); all of them when run by hand.
@@ -71,30 +61,17 @@ SELECTED = [os.environ["CKW_LONGFORM_CASE"]] if os.environ.get("CKW_LONGFORM_CAS
 
 
 @functools.cache
-def joined_wav() -> str:
-    """The joined LibriSpeech recording as a 16-bit WAV file (our side reads the file)."""
-    audio = librispeech_joined(os.path.dirname(runfiles.locate("test_audio", "librispeech/MANIFEST.tsv")), 75)
-    path = os.path.join(os.environ.get("TEST_TMPDIR", tempfile.gettempdir()), "librispeech_joined.wav")
-    write_wav(path, audio)
-    return path
-
-
 def clip_path(clip: str) -> str:
-    return joined_wav() if clip == JOINED else runfiles.locate("test_audio", clip)
+    if clip == references.JOINED:
+        return references.joined_wav(audio_root(), os.environ.get("TEST_TMPDIR", tempfile.gettempdir()))
+    return runfiles.locate("test_audio", clip)
 
 
 @functools.cache
 def reference(case: str):
     """openai-whisper's transcribe() result, its decode() attempts in order, and its wall time."""
-    variant, clip, _, options = CASES[case]
-    audio = openai_reference.read_audio_16k(clip_path(clip))
-    t0 = time.perf_counter()
-    result, calls = openai_reference.transcribe_recording(variant, audio, temperature=TEMPERATURES, language=None,
-                                                          **options)
-    seconds = time.perf_counter() - t0
-    attempts = [{"temperature": o.temperature, "tokens": list(r.tokens), "avg_logprob": r.avg_logprob,
-                 "no_speech_prob": r.no_speech_prob, "compression_ratio": r.compression_ratio} for o, r in calls]
-    return result, attempts, seconds
+    want = references.load("longform", CASES[case][0])[case]
+    return want["result"], want["attempts"], want["seconds"]
 
 
 def windows_of(attempts):
@@ -108,7 +85,7 @@ def windows_of(attempts):
 
 
 def check_against_reference(case, got, abs_logprob):
-    fallback = CASES[case][2]
+    fallback = FALLBACK.get(case, [])
     ref, ref_attempts, _ = reference(case)
     ref_windows = windows_of(ref_attempts)
     assert [i for i, w in enumerate(ref_windows) if len(w) > 1] == fallback, \
@@ -148,7 +125,7 @@ def engines():
 
 @pytest.mark.parametrize("case", SELECTED)
 def test_c_engine_transcribe_equals_openai_whisper(case, engines):
-    variant, clip, _, options = CASES[case]
+    variant, clip, options = CASES[case]
     if variant not in engines:
         engines[variant] = Engine.from_runfiles(variant)
     engine = engines[variant]
@@ -164,7 +141,7 @@ def test_c_engine_transcribe_equals_openai_whisper(case, engines):
         print(f"  [{s['start']:7.2f} -> {s['end']:7.2f}] T={s['temperature']} {s['text']}", file=sys.stderr)
     check_against_reference(case, got, abs_logprob=2e-3)
     assert got["tokens"] == [t for s in got["segments"] for t in s["tokens"] if t < engine.tokenizer.eot]
-    if not CASES[case][2]:
+    if case not in FALLBACK:
         check_writers(got, ref)
     if case == "jfk":
         assert got["language"] == "en"
@@ -194,7 +171,7 @@ def check_writers(got, ref):
 @pytest.mark.skipif("michael" not in SELECTED, reason="runs in the michael target")
 def test_michael_policy_on_the_reference_model_equals_openai_whisper():
     """The same loop over openai-whisper's PyTorch encoder and decoder: float-rounding agreement."""
-    variant, clip, _, _ = CASES["michael"]
+    variant, clip, _ = CASES["michael"]
     model = openai_reference.model(variant)
     tok = WhisperTokenizer.from_checkpoint(runfiles_checkpoint_dir(variant))
     audio = openai_reference.read_audio_16k(runfiles.locate("test_audio", clip))

@@ -3,7 +3,8 @@
 Same converted weights, fp16=False, temperature 0, without timestamps, on jfk.wav and every
 LibriSpeech clip in @test_audio (flac and wav, 16 kHz). Both sides take the log-mel of the whole
 clip with 30 s of padding (as openai-whisper's transcribe does) and decode its first window.
-The variant comes from --variant (one Bazel target per variant).
+openai-whisper's tokens come from the greedy reference set (references.py), computed once per
+variant by a build action. The variant comes from CKW_VARIANT (one Bazel target per variant).
 """
 
 import os
@@ -11,13 +12,11 @@ import sys
 
 import numpy as np
 import pytest
-import torch
-import whisper
 
-from models.whisper.reference import openai_reference
 from runtime import audio_input, runfiles
 from runtime.decoding import DecodingOptions, greedy_decode
 from runtime.engine import N_FRAMES, Engine
+from tests.e2e import references
 from tests.e2e.clips import shard, shared_clips
 
 VARIANT = os.environ["CKW_VARIANT"]
@@ -28,24 +27,23 @@ def engine():
     return Engine.from_runfiles(VARIANT)
 
 
-@pytest.mark.parametrize("clip", shard(shared_clips()))
-def test_greedy_tokens_equal_openai_whisper(engine, clip):
-    path = runfiles.locate("test_audio", clip)
-    audio = openai_reference.read_audio_16k(path)
-    ref_model = openai_reference.model(VARIANT)
-    ref_mel = whisper.log_mel_spectrogram(torch.from_numpy(audio), n_mels=ref_model.dims.n_mels,
-                                          padding=whisper.audio.N_SAMPLES)[:, :N_FRAMES]
-    ref = whisper.decode(ref_model, ref_mel, whisper.DecodingOptions(
-        fp16=False, temperature=0.0, without_timestamps=True, language="en"))
+@pytest.fixture(scope="module")
+def reference():
+    return references.load("greedy", VARIANT)
 
+
+@pytest.mark.parametrize("clip", shard(shared_clips()))
+def test_greedy_tokens_equal_openai_whisper(engine, reference, clip):
+    ref = reference[clip]
+    path = runfiles.locate("test_audio", clip)
     mel = engine.frontend.log_mel(audio_input.load_audio_bytes(path))
     ours = greedy_decode(engine.decoder, engine.tokenizer, engine.encoder.run(mel[:, :N_FRAMES]),
                          DecodingOptions(language="en"))
 
     sample_len = engine.decoder.n_text_ctx // 2
-    ref_ended = len(ref.tokens) < sample_len
+    ref_ended = len(ref["tokens"]) < sample_len
     print(f"{clip}: {len(ours.tokens)} tokens: {ours.text}", file=sys.stderr)
-    assert ours.tokens == ref.tokens, f"{clip}: ours {ours.text!r} vs openai-whisper {ref.text!r}"
+    assert ours.tokens == ref["tokens"], f"{clip}: ours {ours.text!r} vs openai-whisper {ref['text']!r}"
     assert ours.ended_with_eot == ref_ended
-    assert ours.text == ref.text
-    np.testing.assert_allclose(ours.avg_logprob, ref.avg_logprob, atol=1e-3)
+    assert ours.text == ref["text"]
+    np.testing.assert_allclose(ours.avg_logprob, ref["avg_logprob"], atol=1e-3)

@@ -8,6 +8,7 @@ with its PyTorch model's cross-attention; we with the generated decoder's option
 output, the checkpoint's alignment heads and runtime/word_timing.py. A window that falls back
 to sampling cannot be compared (the draws differ): where openai-whisper falls back on a clip,
 both sides decode it again at temperature 0 alone (no fallback) and those words are compared.
+openai-whisper's side is references.py's word_timestamps set, computed by build actions.
 """
 
 import os
@@ -17,19 +18,13 @@ import numpy as np
 import pytest
 import whisper
 
-from models.whisper.reference import openai_reference
 from runtime import audio_input, longform, runfiles
 from runtime.engine import Engine
-from tests.e2e.clips import shard, shared_clips
+from tests.e2e import references
+from tests.e2e.clips import audio_root, shard
 
 VARIANT = os.environ["CKW_VARIANT"]
-TEMPERATURES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
 TOLERANCE = 0.02 + 1e-9  # seconds: one 20 ms alignment step
-LONG = "long/shakespeare_sonnets_I-III_concat.flac"
-
-
-def _cases():
-    return shard([c for c in shared_clips() if c.startswith("librispeech/")] + [LONG])
 
 
 @pytest.fixture(scope="module")
@@ -37,12 +32,9 @@ def engine():
     return Engine.from_runfiles(VARIANT)
 
 
-def reference(clip: str, schedule):
-    """openai-whisper's transcribe(word_timestamps=True) and the temperature of each decode."""
-    audio = openai_reference.read_audio_16k(runfiles.locate("test_audio", clip))
-    result, calls = openai_reference.transcribe_recording(VARIANT, audio, temperature=schedule, language="en",
-                                                          word_timestamps=True)
-    return result, [options.temperature for options, _ in calls]
+@pytest.fixture(scope="module")
+def reference():
+    return references.load("word_timestamps", VARIANT)
 
 
 def test_alignment_heads_are_openai_whispers(engine):
@@ -55,15 +47,15 @@ def test_alignment_heads_are_openai_whispers(engine):
     assert sorted(d["alignment_heads"]) == expected
 
 
-@pytest.mark.parametrize("clip", _cases())
-def test_words_equal_openai_whisper(engine, clip):
-    schedule = TEMPERATURES
-    ref, temperatures = reference(clip, schedule)
-    if set(temperatures) != {0.0}:
-        schedule = (0.0,)
+@pytest.mark.parametrize("case", shard(references.cases("word_timestamps", VARIANT, audio_root())),
+                         ids=lambda case: case.id)
+def test_words_equal_openai_whisper(engine, reference, case):
+    clip, want = case.clip, reference[case.id]
+    ref, schedule = want["result"], tuple(want["temperature"])
+    assert {a["temperature"] for a in want["attempts"]} == {0.0}
+    if schedule != case.options["temperature"]:
         print(f"{clip}: openai-whisper fell back to sampling; both sides decode at temperature 0 alone",
               file=sys.stderr)
-        ref, temperatures = reference(clip, schedule)
     wav = audio_input.load_audio_bytes(runfiles.locate("test_audio", clip))
     got = engine.transcribe_long(wav, longform.TranscribeOptions(language="en", temperature=schedule,
                                                                  word_timestamps=True))

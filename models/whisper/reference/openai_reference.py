@@ -47,14 +47,34 @@ def encoder_memory(m: "whisper.model.Whisper", mel: torch.Tensor) -> np.ndarray:
         return m.encoder(mel[None].float())[0].numpy()
 
 
-def greedy_tokens(variant: str, audio: np.ndarray, language: str = "en", task: str = "transcribe"):
-    """openai-whisper's DecodingResult for one 30 s window: greedy, fp32, no timestamps."""
+def padded_log_mel(m: "whisper.model.Whisper", audio: np.ndarray) -> torch.Tensor:
+    """Log-mel of the whole recording with 30 s of silence after it, [n_mels, frames]: what
+    `transcribe()` slices its windows from (and what the generated frontend computes)."""
+    return whisper.log_mel_spectrogram(torch.from_numpy(audio), n_mels=m.dims.n_mels, padding=whisper.audio.N_SAMPLES)
+
+
+def first_window(m: "whisper.model.Whisper", audio: np.ndarray) -> torch.Tensor:
+    """The first 30 s window of the padded log-mel, [n_mels, 3000]: transcribe()'s first window."""
+    return padded_log_mel(m, audio)[:, :whisper.audio.N_FRAMES]
+
+
+def decode_window(variant: str, audio: np.ndarray, **options):
+    """openai-whisper's DecodingResult for the first 30 s window of the padded log-mel: fp32,
+    temperature 0, without timestamps; `options` as whisper.DecodingOptions takes them
+    (language, task, beam_size, patience, length_penalty)."""
     m = model(variant)
-    options = whisper.DecodingOptions(
-        fp16=False, temperature=0.0, without_timestamps=True,
-        language=language if m.is_multilingual else "en", task=task,
-    )
-    return whisper.decode(m, log_mel(m, audio), options)
+    options = whisper.DecodingOptions(fp16=False, temperature=0.0, without_timestamps=True, **options)
+    return whisper.decode(m, first_window(m, audio), options)
+
+
+def detect_language(variant: str, audio: np.ndarray):
+    """Language detection as `transcribe()` calls it (detect_language on the first 30 s of the
+    padded log-mel): (language, {language: probability})."""
+    m = model(variant)
+    mel = whisper.audio.pad_or_trim(padded_log_mel(m, audio), whisper.audio.N_FRAMES)
+    with torch.no_grad():
+        _, probs = m.detect_language(mel)
+    return max(probs, key=probs.get), probs
 
 
 def transcribe_recording(variant: str, audio: np.ndarray, **options):
@@ -83,3 +103,10 @@ def timed_transcribe(variant: str, audio: np.ndarray, threads: int, **options):
     t0 = time.perf_counter()
     result = whisper.transcribe(m, audio, fp16=False, verbose=None, **options)
     return result, time.perf_counter() - t0
+
+
+def decoding_result_json(result) -> dict:
+    """A DecodingResult's fields as JSON values (all but the audio features)."""
+    return {"language": result.language, "tokens": list(result.tokens), "text": result.text,
+            "avg_logprob": result.avg_logprob, "no_speech_prob": result.no_speech_prob,
+            "temperature": result.temperature, "compression_ratio": result.compression_ratio}
