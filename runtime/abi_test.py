@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from runtime import abi, runfiles
-from tools.codegen.tests.c_header import declarations, error_codes
+from tools.codegen.testing.c_header import declarations, error_codes
 
 # (name in //models/whisper, symbol prefix, part)
 LIBRARIES = [("tiny_encoder", "ckw_tiny_encoder", "encoder"), ("tiny_decoder", "ckw_tiny_decoder", "decoder"),

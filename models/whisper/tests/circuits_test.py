@@ -9,8 +9,8 @@ import pytest
 
 from tools.codegen.compiler import compile_circuit
 from tools.codegen.errors import CompileError
-from tools.codegen.tests.synthetic import write_checkpoint, write_manifest
-from tools.codegen.tests.toy import run_pytest, workspace_root
+from tools.codegen.testing.synthetic import write_checkpoint, write_manifest
+from tools.codegen.testing.toy import run_pytest, workspace_root
 
 # Runs from the workspace root (runfiles under Bazel); kernel maps and circuits are data deps.
 CIRCUITS = os.path.join(workspace_root(), "circuits")

@@ -6,8 +6,8 @@ import re
 
 from tools.codegen import abi as abi_data
 from tools.codegen.compiler import compile_circuit
-from tools.codegen.tests.c_header import declarations, error_codes
-from tools.codegen.tests.toy import TOY, run_pytest
+from tools.codegen.testing.c_header import declarations, error_codes
+from tools.codegen.testing.toy import TOY, run_pytest
 
 SUPPORT_HANDLE_H = "tools/codegen/support/ckw_handle.h"
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "'": "'"}

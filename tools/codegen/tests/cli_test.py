@@ -4,7 +4,7 @@ resolve from BUILD_WORKING_DIRECTORY."""
 import os
 
 from tools.codegen import main
-from tools.codegen.tests.toy import TOY, run_pytest
+from tools.codegen.testing.toy import TOY, run_pytest
 
 TOY_ARGS = ["--circuit", f"{TOY}/toy_decoder.json", "--kernel_maps", f"{TOY}/kernels",
             "--config", f"{TOY}/config.json", "--variant", "toy"]

@@ -11,7 +11,7 @@ import pytest
 from tools.codegen import explain
 from tools.codegen.compiler import Trace, compile_circuit
 from tools.codegen.errors import CompileError
-from tools.codegen.tests.toy import TOY, run_pytest
+from tools.codegen.testing.toy import TOY, run_pytest
 
 MAPS = os.path.join(TOY, "kernels")
 

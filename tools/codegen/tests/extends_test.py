@@ -9,7 +9,7 @@ import pytest
 from tools.codegen import load
 from tools.codegen.compiler import compile_circuit
 from tools.codegen.errors import CompileError
-from tools.codegen.tests.toy import ROOT, circuit, kmap, port, run_pytest, unary, write_case
+from tools.codegen.testing.toy import ROOT, circuit, kmap, port, run_pytest, unary, write_case
 
 BASE = kmap("ckw_base", "base_op", {"x": port("input", ["M", "N"]), "b": port("weight", ["N"], "vector", "weights"),
                                     "y": port("output", ["M", "N"])}, ["M", "N"])

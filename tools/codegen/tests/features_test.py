@@ -7,7 +7,7 @@ import pytest
 
 from tools.codegen.compiler import compile_circuit
 from tools.codegen.errors import CompileError
-from tools.codegen.tests.toy import circuit, kmap, port, run_pytest, unary, write_case
+from tools.codegen.testing.toy import circuit, kmap, port, run_pytest, unary, write_case
 
 SCALE = unary("ckw_scale", "scale")
 SUM = kmap("ckw_sum", "sum", {"x": port("input", ["M", "N"]), "y": port("output", ["M", "N"])}, ["M", "N"])

@@ -11,7 +11,7 @@ import os
 
 from tools.codegen.compiler import compile_circuit
 from tools.codegen.emit import dumps
-from tools.codegen.tests.toy import GOLDEN, TOY_ARGS_REL, run_pytest, workspace_root
+from tools.codegen.testing.toy import GOLDEN, TOY_ARGS_REL, run_pytest, workspace_root
 
 
 def generated():

@@ -5,7 +5,7 @@ import pytest
 
 from tools.codegen import graph, layouts, load, selection
 from tools.codegen.errors import CompileError
-from tools.codegen.tests.toy import circuit, converter, run_pytest, unary, write_case
+from tools.codegen.testing.toy import circuit, converter, run_pytest, unary, write_case
 
 PRODUCER = unary("ckw_tok", "producer", "token_major", "token_major")
 CONSUMER = unary("ckw_head", "consumer", "head_major", "head_major")

@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 from tools.codegen import plan
 from tools.codegen.compiler import compile_circuit
-from tools.codegen.tests.toy import TOY, circuit, kmap, port, run_pytest, write_case
+from tools.codegen.testing.toy import TOY, circuit, kmap, port, run_pytest, write_case
 
 ADD = kmap("ckw_add", "add", {"x": port("input", ["M", "N"]), "r": port("input", ["M", "N"]),
                               "y": port("output", ["M", "N"])}, ["M", "N"], scratch="4 * M * N")

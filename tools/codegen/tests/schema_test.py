@@ -8,7 +8,7 @@ import pytest
 
 from tools.codegen.compiler import compile_circuit
 from tools.codegen.errors import CompileError
-from tools.codegen.tests.toy import TOY, circuit, kmap, port, run_pytest, unary, write_case
+from tools.codegen.testing.toy import TOY, circuit, kmap, port, run_pytest, unary, write_case
 
 ADD = kmap("ckw_add", "add", {"x": port("input", ["M", "N"]), "r": port("input", ["M", "N"]),
                               "y": port("output", ["M", "N"])}, ["M", "N"])

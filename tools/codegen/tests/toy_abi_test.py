@@ -17,8 +17,8 @@ import numpy as np
 
 from runtime import abi
 from runtime.abi import TAP_FN
-from tools.codegen.tests.c_header import declarations, error_codes
-from tools.codegen.tests.toy import toy_manifest_hashes, toy_weights
+from tools.codegen.testing.c_header import declarations, error_codes
+from tools.codegen.testing.toy import toy_manifest_hashes, toy_weights
 
 HERE = "tools/codegen/testdata/toy"
 GENERATED = f"{HERE}/toy_decoder_c"  # plan_<phase>.json, abi.json and the header of the library under test

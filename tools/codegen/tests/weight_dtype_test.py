@@ -13,7 +13,7 @@ from tools.codegen import lower
 from tools.codegen.compiler import compile_circuit
 from tools.codegen.errors import CompileError
 from tools.codegen.graph import Weight
-from tools.codegen.tests.toy import TOY, run_pytest
+from tools.codegen.testing.toy import TOY, run_pytest
 
 MAPS = os.path.join(TOY, "kernels")
 BF16_MAPS = os.path.join(TOY, "bf16_kernels")

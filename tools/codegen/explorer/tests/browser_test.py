@@ -10,7 +10,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from tools.codegen.explorer import main
-from tools.codegen.tests.toy import TOY, run_pytest
+from tools.codegen.testing.toy import TOY, run_pytest
 from tools.testing.browser import chromium
 
 

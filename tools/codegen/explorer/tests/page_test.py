@@ -13,7 +13,7 @@ import pytest
 
 from tools.codegen.explorer import inputs, main, page, xray
 from tools.codegen.explorer.errors import ExploreError
-from tools.codegen.tests.toy import TOY, run_pytest
+from tools.codegen.testing.toy import TOY, run_pytest
 
 OUTPUTS = "tools/codegen/testdata/toy/toy_decoder_c"  # the build's compiler outputs (runfiles)
 
