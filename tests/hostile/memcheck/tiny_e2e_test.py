@@ -1,5 +1,5 @@
 """//tests/hostile/memcheck:tiny_e2e natively on jfk.wav: it runs clean and its greedy tokens
-decode to jfk's words (the valgrind step then compares its memcheck run with a native one)."""
+decode to jfk's words (the MSan step, .ci/steps/msan.sh, then compares its run with a native one)."""
 
 import json
 import os
