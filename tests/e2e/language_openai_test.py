@@ -99,7 +99,7 @@ def test_translation_equals_openai_whisper(clip):
         return
     assert len(got["windows"]) == len(want_windows)
     assert len(got["segments"]) == len(want["segments"])
-    for ours, theirs in zip(got["segments"], want["segments"]):
+    for ours, theirs in zip(got["segments"], want["segments"], strict=True):
         for key in ("seek", "start", "end", "text", "tokens", "temperature"):
             assert ours[key] == theirs[key], f"{clip} segment {theirs['id']} {key}: {ours[key]!r} vs {theirs[key]!r}"
     assert got["text"] == want["text"]

@@ -40,7 +40,7 @@ def test_beam_transcribe_equals_openai_whisper():
           f"{ref_seconds:.2f} s", file=sys.stderr)
     assert [len(w["attempts"]) for w in got["windows"]] == [1] * len(got["windows"])
     assert len(got["segments"]) == len(ref["segments"])
-    for s, r in zip(got["segments"], ref["segments"]):
+    for s, r in zip(got["segments"], ref["segments"], strict=True):
         for key in ("id", "seek", "start", "end", "text", "tokens", "temperature"):
             assert s[key] == r[key], f"segment {r['id']} {key}: ours {s[key]!r}, openai-whisper {r[key]!r}"
         assert s["avg_logprob"] == pytest.approx(r["avg_logprob"], abs=2e-3)

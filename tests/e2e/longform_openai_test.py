@@ -94,7 +94,7 @@ def check_against_reference(case, got, abs_logprob):
     ours_windows = got["windows"]
     assert [i for i, w in enumerate(ours_windows) if len(w["attempts"]) > 1] == fallback
     assert len(ours_windows) == len(ref_windows)
-    for i, (ours, theirs) in enumerate(zip(ours_windows, ref_windows)):
+    for i, (ours, theirs) in enumerate(zip(ours_windows, ref_windows, strict=True)):
         a, b = ours["attempts"][0], theirs[0]  # the greedy attempt: equal even where it was rejected
         assert a["temperature"] == b["temperature"] == 0.0
         assert a["tokens"] == b["tokens"], f"window {i} (seek {ours['seek']})"
@@ -105,7 +105,10 @@ def check_against_reference(case, got, abs_logprob):
 
     greedy = [s for s in ref["segments"] if s["temperature"] == 0.0]
     assert len(greedy) == len(ref["segments"]) or fallback
-    for s, r in zip(got["segments"], greedy):
+    ours_greedy = [s for s in got["segments"] if s["temperature"] == 0.0]
+    assert len(ours_greedy) == len(greedy), f"{len(ours_greedy)} greedy segments, openai-whisper {len(greedy)}"
+    assert got["segments"][:len(greedy)] == ours_greedy, "a sampled segment before a greedy one"
+    for s, r in zip(ours_greedy, greedy, strict=True):
         for key in ("id", "seek", "start", "end", "text", "tokens", "temperature"):
             assert s[key] == r[key], f"segment {r['id']} {key}: ours {s[key]!r}, openai-whisper {r[key]!r}"
         assert s["avg_logprob"] == pytest.approx(r["avg_logprob"], abs=abs_logprob)
@@ -160,7 +163,7 @@ def check_writers(got, ref):
         cues = list(srt.parse(output_formats.render(got, "srt")))
         captions = webvtt.from_string(output_formats.render(got, "vtt")).captions
     assert len(cues) == len(captions) == len(got["segments"])
-    for s, cue, caption in zip(got["segments"], cues, captions):
+    for s, cue, caption in zip(got["segments"], cues, captions, strict=True):
         text = s["text"].strip().replace("-->", "->")
         assert cue.content == caption.text == text
         for start, end in ((cue.start.total_seconds(), cue.end.total_seconds()),

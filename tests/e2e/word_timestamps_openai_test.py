@@ -65,9 +65,9 @@ def test_words_equal_openai_whisper(engine, reference, case):
                 default=0.0)
     print(f"{clip}: {len(ours)} words, worst start/end difference {worst:.3f} s", file=sys.stderr)
     assert [w["word"] for w in ours] == [w["word"] for w in theirs]
-    for a, b in zip(ours, theirs):
+    for a, b in zip(ours, theirs, strict=True):
         assert abs(a["start"] - b["start"]) <= TOLERANCE and abs(a["end"] - b["end"]) <= TOLERANCE, (a, b)
         assert a["probability"] == pytest.approx(b["probability"], abs=2e-3)
     assert [s["text"] for s in got["segments"]] == [s["text"] for s in ref["segments"]]
-    for s, r in zip(got["segments"], ref["segments"]):
+    for s, r in zip(got["segments"], ref["segments"], strict=True):
         assert abs(s["start"] - r["start"]) <= TOLERANCE and abs(s["end"] - r["end"]) <= TOLERANCE
