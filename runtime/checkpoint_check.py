@@ -2,12 +2,13 @@
 
 At every start (cheap; about one pass over the weights, which the first window reads anyway):
   - here: weights.bin, manifest.json, model_config.json and tokenizer.json exist; the JSON files
-    parse; the manifest's tensor list hashes to its own manifest_sha256 (an edited or damaged
-    manifest is refused);
-  - in each generated library's create(): the manifest's manifest_sha256 is the one the library
-    was generated for, weights.bin has exactly the manifest's size, and every tensor the library
-    reads hashes to the manifest's xxh64 (a flipped byte, a truncated file or another
-    checkpoint's weights are refused).
+    parse; the manifest's tensor list hashes to its own manifest_sha256 and layout_sha256 (an
+    edited or damaged manifest is refused);
+  - in each generated library's create(): the manifest's layout_sha256 is the one the library was
+    generated for (the architecture and storage; any checkpoint of it runs, a fine-tune too),
+    weights.bin has exactly the layout's size, and every tensor the library reads hashes to the
+    manifest's xxh64 (a flipped byte, a truncated file or weights that are not the manifest's
+    are refused).
 On request (`verify_weights()`, the CLI's --verify_weights): every tensor's sha256 and the
 layout, through models/whisper/checkpoint/packed.py (several times slower; names the tensor).
 
@@ -18,7 +19,7 @@ import json
 import os
 
 from models.whisper.checkpoint.errors import CheckpointError
-from models.whisper.checkpoint.packed import PackedCheckpoint, tensors_digest
+from models.whisper.checkpoint.packed import PackedCheckpoint, layout_digest, tensors_digest
 from runtime import abi
 from runtime.errors import EngineError
 
@@ -38,16 +39,21 @@ class CheckpointFiles:
         self.config = self._json("model_config.json")
         self.manifest = self._json("manifest.json")
         self.tokenizer = self._existing("tokenizer.json")
-        for key in ("tensors", "manifest_sha256", "weights_sha256", "weights_nbytes"):
+        for key in ("tensors", "manifest_sha256", "layout_sha256", "weights_sha256", "weights_nbytes"):
             if key not in self.manifest:
                 raise self.error(f"{self.manifest_path}: no '{key}'; not a packed checkpoint manifest, {self.rebuild}")
         try:
             digest = tensors_digest(self.manifest["tensors"])
-        except (TypeError, ValueError) as e:
+            layout = layout_digest(self.manifest["tensors"], self.manifest["weights_nbytes"])
+        except (TypeError, ValueError, KeyError) as e:
             raise self.error(f"{self.manifest_path}: unreadable tensor list ({e}); {self.rebuild}") from e
         if digest != self.manifest["manifest_sha256"]:
             raise self.error(f"{self.manifest_path}: its tensor list does not hash to its manifest_sha256 (the manifest "
                              f"was edited or damaged); {self.rebuild}")
+        if layout != self.manifest["layout_sha256"]:
+            raise self.error(f"{self.manifest_path}: its tensor list does not hash to its layout_sha256 (the manifest "
+                             f"was edited or damaged); {self.rebuild}")
+        self.variant = variant
 
     def _existing(self, name: str) -> str:
         path = os.path.join(self.directory, name)
@@ -66,6 +72,11 @@ class CheckpointFiles:
             raise self.error(f"{path}: not a JSON object; {self.rebuild}")
         return data
 
+    def architecture(self) -> str:
+        """What this manifest's layout is, for a message: its variant, tensor count and size."""
+        m = self.manifest
+        return f"{m.get('variant') or 'an unnamed variant'} ({len(m['tensors'])} tensors, {m['weights_nbytes']} bytes)"
+
     def refusal(self, problem: str) -> str:
         """`problem` (a message naming the file) with how to rebuild this checkpoint."""
         if "rebuild the checkpoint" in problem:
@@ -81,9 +92,10 @@ class CheckpointFiles:
 
     def create_refusal(self, e: abi.AbiError) -> str:
         """The message for a library's create() refusing this checkpoint (AbiError `e`)."""
-        if e.code == abi.E_MANIFEST_MISMATCH:
-            return (f"{self.manifest_path}: its manifest_sha256 is not the one the model libraries were generated for "
-                    f"(a checkpoint from another build or variant); {self.rebuild}")
+        if e.code == abi.E_LAYOUT_MISMATCH:
+            return (f"{self.manifest_path}: a checkpoint of {self.architecture()}, but the {self.variant} libraries were "
+                    f"built for another layout (another architecture, or tensors stored in other dtypes); give a "
+                    f"checkpoint of {self.variant}'s architecture (a fine-tune of it runs), or {self.rebuild}")
         if e.code == abi.E_WEIGHTS_SIZE:
             size = os.path.getsize(self.weights)
             return (f"{self.weights}: {size} bytes, but the manifest says {self.manifest['weights_nbytes']} (truncated, "

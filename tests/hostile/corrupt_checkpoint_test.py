@@ -1,5 +1,6 @@
 """Damaged checkpoints are refused when the engine is created, with a message that names the file
-and the problem; never a transcript.
+and the problem; never a transcript. Other weights of the same layout (a fine-tune) are not
+damage: they run on the same libraries.
 
 Each case copies the tiny.en checkpoint into a temporary folder (unchanged files as symlinks),
 damages it, and expects Engine(...) to raise EngineError containing the listed text:
@@ -7,7 +8,8 @@ damages it, and expects Engine(...) to raise EngineError containing the listed t
   weights.bin, one byte flipped (first, middle, last tensor)  -> "fails the xxh64 checksum"
   weights.bin truncated by 4 bytes                             -> "bytes, but the manifest says"
   weights.bin of the base model                                -> "bytes, but the manifest says"
-  manifest.json of the base model                              -> "its manifest_sha256 is not the one"
+  manifest.json of the base model                              -> "a checkpoint of base (263 tensors, ...), but
+                                                                   the tiny libraries were built for another layout"
   manifest.json with one tensor's offset edited                -> "does not hash to its manifest_sha256"
   manifest.json cut in half                                    -> "not readable JSON"
   tokenizer.json missing                                       -> "tokenizer.json: missing"
@@ -19,12 +21,16 @@ The flipped byte also goes through the CLI (a runfiles tree whose @whisper_tiny 
 copy): exit 1, one line naming weights.bin, no output file. The intact copy still transcribes.
 """
 
+import hashlib
 import json
 import os
 import subprocess
 
+import numpy as np
 import pytest
+import xxhash
 
+from models.whisper.checkpoint.packed import layout_digest, tensors_digest
 from runtime import runfiles
 from runtime.engine import Engine, EngineError
 
@@ -106,7 +112,8 @@ def test_flipped_bytes(tmp_path, manifest):
 @pytest.mark.parametrize("case,replace,text", [
     ("truncated", lambda: {"weights.bin": read(TINY, "weights.bin")[:-4]}, "weights.bin: 78197756 bytes, but the manifest says"),
     ("base_weights", lambda: {"weights.bin": read(BASE, "weights.bin")}, "bytes, but the manifest says"),
-    ("base_manifest", lambda: {"manifest.json": read(BASE, "manifest.json")}, "its manifest_sha256 is not the one"),
+    ("base_manifest", lambda: {"manifest.json": read(BASE, "manifest.json")},
+     "a checkpoint of base (263 tensors, 149222400 bytes), but the tiny libraries were built for another layout"),
     ("edited_manifest", lambda: {"manifest.json": edited_manifest()}, "does not hash to its manifest_sha256"),
     ("cut_manifest", lambda: {"manifest.json": read(TINY, "manifest.json")[:1000]}, "manifest.json: not readable JSON"),
     ("no_tokenizer", lambda: {"tokenizer.json": None}, "tokenizer.json: missing"),
@@ -118,6 +125,39 @@ def test_refused(tmp_path, case, replace, text):
         assert os.path.getsize(os.path.join(TINY, "weights.bin")) == 78197760, "update the expected size"
     message = refused(checkpoint_copy(tmp_path / case, replace()))
     assert text in message and "rebuild it" in message, message
+
+
+def fine_tuned(manifest):
+    """tiny.en with the decoder's final layer norm gain scaled by 1.05 (a float32 tensor, so the
+    values stay exact): weights.bin and the manifest that records them (digests redone)."""
+    data = bytearray(read(TINY, "weights.bin"))
+    entry = next(t for t in manifest["tensors"] if t["name"] == "model.decoder.layer_norm.weight")
+    assert entry["dtype"] == "f32", entry
+    lo, hi = entry["offset"], entry["offset"] + entry["nbytes"]
+    data[lo:hi] = (np.frombuffer(bytes(data[lo:hi]), "<f4") * np.float32(1.05)).astype("<f4").tobytes()
+    tensors = [dict(t, sha256=hashlib.sha256(data[lo:hi]).hexdigest(), xxh64=xxhash.xxh64_hexdigest(bytes(data[lo:hi])))
+               if t is entry else t for t in manifest["tensors"]]
+    tuned = dict(manifest, tensors=tensors, manifest_sha256=tensors_digest(tensors),
+                 weights_sha256=hashlib.sha256(data).hexdigest())
+    assert tuned["layout_sha256"] == layout_digest(tensors, tuned["weights_nbytes"])  # the layout is tiny.en's
+    return bytes(data), json.dumps(tuned, indent=2, sort_keys=True).encode()
+
+
+def test_a_fine_tune_runs_on_the_same_libraries(tmp_path, manifest):
+    """Other weights of tiny.en's layout, with their own manifest: the tiny libraries take them (no
+    rebuild), verify_weights passes, and the transcript comes from them (its log-probabilities are
+    not the original's). The same weights with tiny.en's manifest are refused."""
+    weights, tuned_manifest = fine_tuned(manifest)
+    jfk = read(os.path.join(ROOT, "test_audio"), "jfk.wav")
+    results = {}
+    for name, replace in (("original", {}), ("tuned", {"weights.bin": weights, "manifest.json": tuned_manifest})):
+        with Engine("tiny", *libraries(), checkpoint_copy(tmp_path / name, replace), verify_weights=True) as engine:
+            results[name] = engine.transcribe_long(jfk)
+    assert "ask not what your country can do for you" in results["tuned"]["text"].lower()
+    ours = [s["avg_logprob"] for s in results["tuned"]["segments"]]
+    assert ours != [s["avg_logprob"] for s in results["original"]["segments"]], "the tuned weights were not used"
+    message = refused(checkpoint_copy(tmp_path / "mixed", {"weights.bin": weights}))
+    assert "fails the xxh64 checksum" in message, message
 
 
 def test_verify_weights_names_the_tensor(tmp_path, manifest):

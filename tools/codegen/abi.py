@@ -17,7 +17,7 @@ ERRORS = [
     ("OK", 0, "ok"),
     ("E_ARGUMENT", -1, "invalid argument (null pointer or a count out of range)"),
     ("E_IO", -2, "cannot read the weights or manifest file"),
-    ("E_MANIFEST_MISMATCH", -3, "manifest_sha256 differs from the one this library was generated for"),
+    ("E_LAYOUT_MISMATCH", -3, "the manifest's layout (tensor names, dtypes, shapes, offsets) is not the one this library was built for"),
     ("E_WEIGHTS_SIZE", -4, "weights file size differs from the manifest's (truncated, or another checkpoint's weights)"),
     ("E_NO_MEMORY", -5, "out of memory"),
     ("E_MISSING_INPUT", -6, "a required input was not set (call the set_* function first)"),
@@ -51,9 +51,10 @@ def describe(ir: dict) -> dict:
              _param("manifest_path", "const char *", "NULL: manifest.json next to the weights file"),
              _param("out", f"{p}_handle **", "the new handle (NULL on failure)")],
             "Maps the weights file read-only and allocates the handle's arena and state. The manifest's "
-            f"manifest_sha256 must equal the one baked in here ({P}_E_MANIFEST_MISMATCH otherwise), the file "
-            f"must have the manifest's size ({P}_E_WEIGHTS_SIZE) and every tensor this library reads its "
-            f"manifest's xxh64 ({P}_E_WEIGHTS_CORRUPT).\nEvery entry point that takes a non-const handle runs "
+            f"layout_sha256 must equal the one baked in here and its entry of every tensor this library reads "
+            f"the offset and size baked in ({P}_E_LAYOUT_MISMATCH otherwise), the file must have the layout's "
+            f"size ({P}_E_WEIGHTS_SIZE) and every tensor this library reads the xxh64 the manifest records "
+            f"({P}_E_WEIGHTS_CORRUPT): any checkpoint of this layout runs, a fine-tune too.\nEvery entry point that takes a non-const handle runs "
             f"one call at a time on it: a call while another runs (another thread, or a tap re-entering) "
             f"returns {P}_E_BUSY and changes nothing."),
         _fn(f"{p}_create_with_threads", "int",
@@ -72,8 +73,9 @@ def describe(ir: dict) -> dict:
             "During a call on the handle (from another thread or a tap), the call frees it as it returns."),
         _fn(f"{p}_strerror", "const char *", [_param("code", "int", f"{P}_OK or a {P}_E_* code")],
             "A return code's message (static storage)."),
-        _fn(f"{p}_manifest_sha256", "const char *", [],
-            "The manifest hash this library was generated against (64 hex digits, \"\" when weightless)."),
+        _fn(f"{p}_layout_sha256", "const char *", [],
+            "The checkpoint layout this library was generated for (64 hex digits, \"\" when weightless): "
+            "the manifest's layout_sha256."),
         _fn(f"{p}_last_error", "const char *", [_param("h", const_handle)],
             f"The failing kernel's own message after {P}_E_KERNEL (\"\" otherwise)."),
         _fn(f"{p}_dim", "int64_t", [_param("name", "const char *", "e.g. \"n_vocab\"")],

@@ -202,8 +202,10 @@ def load_manifest(path: str) -> Document:
     data = doc.data
     if not isinstance(data, dict) or not isinstance(data.get("tensors"), list):
         raise CompileError(f"{path}: /tensors: expected a list of tensors")
-    if not isinstance(data.get("manifest_sha256"), str):
-        raise CompileError(f"{path}: /manifest_sha256: expected the manifest hash string")
+    layout = data.get("layout_sha256")
+    if not (isinstance(layout, str) and len(layout) == 64 and all(c in "0123456789abcdef" for c in layout)):
+        raise CompileError(f"{path}: /layout_sha256: expected the layout digest (64 lowercase hex digits); repack the "
+                           "checkpoint (models/whisper/checkpoint/pack.py)")
     for i, t in enumerate(data["tensors"]):
         for key in ("name", "dtype", "shape", "offset", "nbytes"):
             if key not in t:

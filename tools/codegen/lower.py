@@ -3,6 +3,7 @@
 Also describes the entry points (params, run-time checks) the emit templates print.
 """
 
+import re
 from typing import Dict, List, Optional
 
 from tools.codegen import expr, kernel_attrs, parallel
@@ -17,13 +18,19 @@ from tools.codegen.shapes import query_dims, shape_of
 C_TYPES = {"f32": "float", "bf16": "uint16_t", "f16": "uint16_t", "i64": "int64_t", "i32": "int32_t", "i16": "int16_t", "u8": "uint8_t"}
 
 
+# What a tensor name may hold: create() finds its manifest entry by it (a C string, a JSON string).
+_TENSOR_NAME = re.compile(r"[A-Za-z0-9_.:/\[\]-]{1,400}")
+
+
 class Weights:
-    """Checkpoint tensors by name, from the manifest (offsets into the weights file). Records the
-    tensors the circuit reads, so create() can checksum exactly those (`checks`)."""
+    """Checkpoint tensors by name, from the manifest's layout (names, dtypes, shapes, offsets into
+    the weights file; never their values or hashes, so a library serves every checkpoint of the
+    layout). Records the tensors the circuit reads, so create() can checksum exactly those
+    (`checks`) against the hashes the manifest it is given records."""
 
     def __init__(self, manifest: Optional[dict], path: str):
         self.path = path
-        self.sha256 = manifest["manifest_sha256"] if manifest else ""
+        self.layout_sha256 = manifest["layout_sha256"] if manifest else ""
         self.tensors = {t["name"]: t for t in manifest["tensors"]} if manifest else {}
         end = max((t["offset"] + t["nbytes"] for t in self.tensors.values()), default=0)
         # The file's exact size: the manifest's weights_nbytes when it states one.
@@ -33,8 +40,8 @@ class Weights:
         self.used: Dict[str, dict] = {}
 
     def checks(self) -> List[dict]:
-        """{name, offset, nbytes, xxh64} of every tensor resolved so far, in file order."""
-        return [{"name": t["name"], "offset": int(t["offset"]), "nbytes": int(t["nbytes"]), "xxh64": t["xxh64"]}
+        """{name, offset, nbytes} of every tensor resolved so far, in file order."""
+        return [{"name": t["name"], "offset": int(t["offset"]), "nbytes": int(t["nbytes"])}
                 for t in sorted(self.used.values(), key=lambda t: t["offset"])]
 
     def resolve(self, weight, env, where: str, port_dtype: str) -> int:
@@ -55,10 +62,9 @@ class Weights:
                                f"{want} {port_dtype} is {want_bytes} bytes")
         if t["offset"] % 64:
             raise CompileError(f"{where}: weight {weight.tensor} offset {t['offset']} is not 64-byte aligned")
-        xxh64 = t.get("xxh64")
-        if not (isinstance(xxh64, str) and len(xxh64) == 16 and all(c in "0123456789abcdef" for c in xxh64)):
-            raise CompileError(f"{where}: weight {weight.tensor} in {self.path} has no xxh64 checksum (16 lowercase hex "
-                               f"digits), which create() checks; repack the checkpoint (models/whisper/checkpoint/pack.py)")
+        if not _TENSOR_NAME.fullmatch(weight.tensor):
+            raise CompileError(f"{where}: weight name {weight.tensor!r} has characters create() cannot look up (letters, "
+                               "digits and _.:/[]- only, at most 400)")
         self.used[weight.tensor] = t
         return int(t["offset"])
 
@@ -359,7 +365,7 @@ def lower(graph: Graph, phases: List[dict], regions: Dict[str, StateRegion], wei
         "source": graph.path,
         "part": graph.part,
         "prefix": prefix,
-        "manifest_sha256": weights.sha256,
+        "layout_sha256": weights.layout_sha256,
         "weights_bytes": weights.file_bytes,
         "weight_checks": weights.checks(),
         "arena_bytes": max((p["arena_bytes"] for p in phases), default=0),

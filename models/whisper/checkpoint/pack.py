@@ -28,6 +28,8 @@ from models.whisper.checkpoint.packed import (
     DIGEST_RULE,
     DTYPE_STORAGE,
     FORMAT,
+    LAYOUT_RULE,
+    layout_digest,
     tensors_digest,
 )
 from models.whisper.checkpoint.tokenizer_merges import RESTORED_KEY, restore_missing_merges
@@ -118,6 +120,8 @@ def manifest_for(entries: list[dict], nbytes: int, weights_sha: str, variant: st
         "weights_nbytes": nbytes,
         "weights_sha256": weights_sha,
         "tensors": entries,
+        "layout_sha256": layout_digest(entries, nbytes),
+        "layout_sha256_covers": LAYOUT_RULE,
         "manifest_sha256": tensors_digest(entries),
         "manifest_sha256_covers": DIGEST_RULE,
         **extra,

@@ -11,6 +11,7 @@ A packed checkpoint directory (what `@whisper_<variant>` exposes) holds:
   manifest.json      {"format", "variant", "alignment", "byte_order", "weights_file",
                       "weights_nbytes", "weights_sha256",
                       "tensors": [{"name", "dtype", "shape", "offset", "nbytes", "sha256", "xxh64"}, ...],
+                      "layout_sha256", "layout_sha256_covers",
                       "manifest_sha256", "manifest_sha256_covers"}
                      with tensors in packing (= offset) order and `sha256` and `xxh64` (16 hex
                      digits) over each tensor's own bytes;
@@ -19,18 +20,26 @@ A packed checkpoint directory (what `@whisper_<variant>` exposes) holds:
   tokenizer.json     the source's tokenizer, byte for byte unless merges were restored;
   audit.json         every source tensor used or ignored (with reason), every synthesized tensor.
 
-`manifest_sha256` identifies a weights layout and content in one value (the generated C bakes it
-in and refuses other weights). It is the sha256 of the UTF-8 bytes of
+`layout_sha256` identifies the layout (the architecture and how it is stored), never the values:
+the sha256 of the UTF-8 bytes of
+
+    json.dumps([{k: t[k] for k in LAYOUT_KEYS} for t in manifest["tensors"]] + [manifest["weights_nbytes"]],
+               sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+(names, dtypes, shapes, offsets and sizes, in order, and the file's size). The generated C bakes it
+in: a library serves every checkpoint of its layout (a fine-tune too) and refuses any other.
+`manifest_sha256` identifies layout and content in one value: the sha256 of
 
     json.dumps(manifest["tensors"], sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
 i.e. the tensor list only, in order, keys sorted, no whitespace. Because every entry carries its
 tensor's sha256, the digest covers names, shapes, offsets and all weight bytes.
 
-What is checked when: the generated libraries' create() compares manifest_sha256 with the one baked
-in, the weights file's size with weights_nbytes, and recomputes the xxh64 of every tensor it reads
-(at memory speed: about one pass over the weights, which the first inference reads anyway);
-`verify()` (the CLI's --verify_weights) recomputes every sha256 as well.
+What is checked when: the generated libraries' create() compares layout_sha256 with the one baked
+in, the weights file's size with the layout's, and recomputes the xxh64 of every tensor it reads
+against the one its manifest entry records (at memory speed: about one pass over the weights,
+which the first inference reads anyway); the runtime (runtime/checkpoint_check.py) recomputes both
+digests from the tensor list; `verify()` (the CLI's --verify_weights) every sha256 as well.
 """
 
 from __future__ import annotations
@@ -44,7 +53,7 @@ import xxhash
 
 from models.whisper.checkpoint.errors import CheckpointError
 
-FORMAT = "ckw-whisper-weights-v1"
+FORMAT = "ckw-whisper-weights-v2"  # v2: layout_sha256
 ALIGNMENT = 64
 DTYPE = "f32"  # the dtype of every value a conversion produces
 # Manifest dtype -> how its elements are stored (numpy dtype); bf16 as its bit pattern. f16 holds
@@ -56,12 +65,25 @@ DIGEST_RULE = (
     "sha256 of the UTF-8 bytes of json.dumps(manifest['tensors'], sort_keys=True, "
     "separators=(',', ':'), ensure_ascii=True)"
 )
+LAYOUT_KEYS = ("name", "dtype", "shape", "offset", "nbytes")
+LAYOUT_RULE = (
+    "sha256 of the UTF-8 bytes of json.dumps([{k: t[k] for k in ('name', 'dtype', 'shape', 'offset', 'nbytes')} "
+    "for t in manifest['tensors']] + [manifest['weights_nbytes']], sort_keys=True, separators=(',', ':'), "
+    "ensure_ascii=True)"
+)
 FILES = ("weights.bin", "manifest.json", "model_config.json", "tokenizer.json", "audit.json")
 
 
 def tensors_digest(tensors: list[dict]) -> str:
     """manifest_sha256: see the module docstring for the exact serialization."""
     text = json.dumps(tensors, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def layout_digest(tensors: list[dict], weights_nbytes: int) -> str:
+    """layout_sha256: see the module docstring for the exact serialization."""
+    layout = [{k: t[k] for k in LAYOUT_KEYS} for t in tensors] + [weights_nbytes]
+    text = json.dumps(layout, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -128,6 +150,8 @@ class PackedCheckpoint:
         tensors = self.manifest["tensors"]
         if tensors_digest(tensors) != self.manifest["manifest_sha256"]:
             raise CheckpointError(f"{where}: manifest_sha256 does not match its tensor list; the manifest was edited")
+        if layout_digest(tensors, self.manifest["weights_nbytes"]) != self.manifest.get("layout_sha256"):
+            raise CheckpointError(f"{where}: layout_sha256 does not match its tensor list; the manifest was edited")
         end = 0
         for e in tensors:
             if e["dtype"] not in DTYPE_STORAGE or e["offset"] % ALIGNMENT or e["offset"] < end:

@@ -1,5 +1,5 @@
 """tiny and base, encoder and decoder: four generated libraries in one process, each exporting
-only its own prefix, each refusing the other variant's weights, each with its own handle state."""
+only its own prefix, each refusing the other variant's layout, each with its own handle state."""
 
 import os
 import subprocess
@@ -41,8 +41,8 @@ class LibrariesTest(unittest.TestCase):
         for v, other in (("tiny", "base"), ("base", "tiny")):
             lib = self.libs[(v, "decoder")]
             rc, _ = lib.create(ARGS[f"{other}_weights"])
-            self.assertEqual(rc, abi.E_MANIFEST_MISMATCH, lib.call("strerror", rc))
-            self.assertNotEqual(lib.call("manifest_sha256"), self.libs[(other, "decoder")].call("manifest_sha256"))
+            self.assertEqual(rc, abi.E_LAYOUT_MISMATCH, lib.call("strerror", rc))
+            self.assertNotEqual(lib.call("layout_sha256"), self.libs[(other, "decoder")].call("layout_sha256"))
 
     def test_all_four_run_in_one_process(self):
         rng = np.random.default_rng(0)

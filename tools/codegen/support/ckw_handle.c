@@ -2,6 +2,9 @@
 #include "tools/codegen/support/ckw_handle.h"
 
 #include <fcntl.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -26,40 +29,159 @@ const char *ckw_status_text(int code) {
   }
 }
 
-// Reads the "manifest_sha256" string of a manifest file into out (65 bytes); 0 on success.
-static int read_manifest_hash(const char *path, char out[65]) {
+// A manifest larger than this is refused (the largest Whisper's is under a megabyte).
+#define MANIFEST_MAX_BYTES ((size_t)64 << 20)
+
+// The manifest file's bytes, NUL-terminated, in a malloc'd *out of *len bytes; 0 on success.
+static int read_manifest(const char *path, char **out, size_t *len) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return -1;
-  char buf[1 << 16];
+  struct stat st;
+  char *buf = NULL;
   size_t have = 0;
-  ssize_t got;
-  int found = -1;
-  // The key may sit anywhere; scan in overlapping windows so it is never split.
-  while ((got = read(fd, buf + have, sizeof(buf) - 1 - have)) > 0) {
-    have += (size_t)got;
-    buf[have] = 0;
-    const char *key = strstr(buf, "\"manifest_sha256\"");
-    if (key) {
-      const char *p = key + strlen("\"manifest_sha256\"");
-      while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n' || *p == ':') ++p;
-      if (*p == '"' && (size_t)(buf + have - (p + 1)) >= 65) {
-        memcpy(out, p + 1, 64);
-        out[64] = 0;
-        found = p[65] == '"' ? 0 : -1;
-        break;
-      }
-      if (key + 128 < buf + have) break;
-    }
-    if (have > 256) {  // keep a tail so a key split across reads is seen whole
-      memmove(buf, buf + have - 256, 256);
-      have = 256;
-    }
+  if (fstat(fd, &st) == 0 && st.st_size >= 0 && (size_t)st.st_size <= MANIFEST_MAX_BYTES &&
+      (buf = malloc((size_t)st.st_size + 1)) != NULL) {
+    ssize_t got;
+    while (have < (size_t)st.st_size && (got = read(fd, buf + have, (size_t)st.st_size - have)) > 0) have += (size_t)got;
   }
   close(fd);
-  return found;
+  if (!buf || have != (size_t)st.st_size) {
+    free(buf);
+    return -1;
+  }
+  buf[have] = 0;
+  *out = buf;
+  *len = have;
+  return 0;
 }
 
-// Checks the manifest, then maps the weights file and checks the tensors lib reads.
+static int is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+// The first occurrence of needle (n bytes) in [begin, end), or NULL.
+static const char *find(const char *begin, const char *end, const char *needle, size_t n) {
+  return end - begin >= (ptrdiff_t)n ? memmem(begin, (size_t)(end - begin), needle, n) : NULL;
+}
+
+// The value after the first key `"key"` (quotes included in `quoted`) in [begin, end): what
+// follows its ':' and any whitespace; NULL when the key is absent.
+static const char *value_of(const char *begin, const char *end, const char *quoted) {
+  const size_t n = strlen(quoted);
+  for (const char *k = find(begin, end, quoted, n); k; k = find(k + 1, end, quoted, n)) {
+    const char *p = k + n;
+    while (p < end && is_space(*p)) ++p;
+    if (p >= end || *p != ':') continue;  // a string value equal to the key's name
+    ++p;
+    while (p < end && is_space(*p)) ++p;
+    return p < end ? p : NULL;
+  }
+  return NULL;
+}
+
+// The string value of `quoted` in [begin, end) when it is exactly n characters, copied into out
+// (n + 1 bytes); 0 on success.
+static int string_value(const char *begin, const char *end, const char *quoted, char *out, size_t n) {
+  const char *v = value_of(begin, end, quoted);
+  if (!v || *v != '"' || end - v < (ptrdiff_t)(n + 2) || v[n + 1] != '"' || memchr(v + 1, '"', n)) return -1;
+  memcpy(out, v + 1, n);
+  out[n] = 0;
+  return 0;
+}
+
+// The non-negative integer value of `quoted` in [begin, end), or -1.
+static int64_t integer_value(const char *begin, const char *end, const char *quoted) {
+  const char *v = value_of(begin, end, quoted);
+  if (!v || *v < '0' || *v > '9') return -1;
+  int64_t x = 0;
+  for (; v < end && *v >= '0' && *v <= '9'; ++v) {
+    if (x > (INT64_MAX - 9) / 10) return -1;
+    x = x * 10 + (*v - '0');
+  }
+  return x;
+}
+
+// The tensor entry `{... "name": "<name>" ...}` of the manifest, searched from *cursor on and then
+// from the start (checks come in file order, as the manifest lists them: one pass in all), as
+// [*begin, *end); 0 on success.
+static int tensor_entry(const char *buf, size_t len, size_t *cursor, const char *name, const char **begin,
+                        const char **end) {
+  char quoted[512];
+  const int n = snprintf(quoted, sizeof(quoted), "\"%s\"", name);
+  if (n < 0 || (size_t)n >= sizeof(quoted)) return -1;
+  const char *stop = buf + len;
+  for (int pass = 0; pass < 2; ++pass) {
+    const char *from = pass == 0 ? buf + *cursor : buf;
+    const char *to = pass == 0 ? stop : buf + *cursor + (size_t)n;
+    if (to > stop) to = stop;
+    for (const char *q = find(from, to, quoted, (size_t)n); q; q = find(q + 1, to, quoted, (size_t)n)) {
+      const char *p = q;  // the value of a "name" key: `"name"`, whitespace, ':', whitespace before it
+      while (p > buf && is_space(p[-1])) --p;
+      if (p == buf || p[-1] != ':') continue;
+      --p;
+      while (p > buf && is_space(p[-1])) --p;
+      if (p - buf < 6 || memcmp(p - 6, "\"name\"", 6) != 0) continue;
+      const char *b = q, *e = q;
+      while (b > buf && *b != '{') --b;  // a tensor entry holds no nested object
+      while (e < stop && *e != '}') ++e;
+      if (*b != '{' || e >= stop) return -1;
+      *begin = b;
+      *end = e;
+      *cursor = (size_t)(e - buf);
+      return 0;
+    }
+  }
+  return -1;
+}
+
+// The xxh64 (16 hex digits) the manifest entry [begin, end) records; 0 on success.
+static int entry_xxh64(const char *begin, const char *end, uint64_t *out) {
+  char hex[17];
+  if (string_value(begin, end, "\"xxh64\"", hex, 16) != 0) return -1;
+  uint64_t x = 0;
+  for (int i = 0; i < 16; ++i) {
+    const char c = hex[i];
+    const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (d < 0) return -1;
+    x = x << 4 | (uint64_t)d;
+  }
+  *out = x;
+  return 0;
+}
+
+// Checks the manifest's layout_sha256 against lib's, maps the weights file (lib's exact size),
+// and checks each tensor lib reads against its manifest entry: the same offset and size, and the
+// xxh64 recorded there.
+static int check_weights(struct ckw_handle *h, const struct ckw_library *lib, int fd, const char *manifest,
+                         size_t manifest_len) {
+  char layout[65];
+  const char *end = manifest + manifest_len;
+  if (string_value(manifest, end, "\"layout_sha256\"", layout, 64) != 0 || strcmp(layout, lib->layout_sha256) != 0) {
+    return CKW_E_LAYOUT_MISMATCH;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0) return CKW_E_IO;
+  if (st.st_size != lib->weights_bytes) return CKW_E_WEIGHTS_SIZE;
+  void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (map == MAP_FAILED) return CKW_E_IO;
+  h->weights = map;
+  h->weights_bytes = (size_t)st.st_size;
+  // About the cost of reading the tensors once: a corrupt file is refused, never computed with.
+  size_t cursor = 0;
+  for (size_t i = 0; i < lib->n_weight_checks; ++i) {
+    const struct ckw_weight_check *c = &lib->weight_checks[i];
+    const char *b, *e;
+    uint64_t want;
+    if (tensor_entry(manifest, manifest_len, &cursor, c->name, &b, &e) != 0 ||
+        integer_value(b, e, "\"offset\"") != c->offset || integer_value(b, e, "\"nbytes\"") != c->nbytes ||
+        entry_xxh64(b, e, &want) != 0) {
+      return CKW_E_LAYOUT_MISMATCH;  // the manifest does not describe the layout it claims
+    }
+    if (ckw_xxh64(h->weights + c->offset, (size_t)c->nbytes, 0) != want) return CKW_E_WEIGHTS_CORRUPT;
+  }
+  return CKW_OK;
+}
+
+// Reads the manifest (manifest_path NULL: manifest.json beside the weights), then checks and
+// maps the weights file.
 static int map_weights(struct ckw_handle *h, const struct ckw_library *lib, const char *weights_path,
                        const char *manifest_path) {
   if (!weights_path) return CKW_E_ARGUMENT;
@@ -72,27 +194,17 @@ static int map_weights(struct ckw_handle *h, const struct ckw_library *lib, cons
     memcpy(default_manifest + dir, "manifest.json", sizeof("manifest.json"));
     manifest_path = default_manifest;
   }
-  char hash[65];
-  if (read_manifest_hash(manifest_path, hash) != 0) return CKW_E_IO;
-  if (strcmp(hash, lib->manifest_sha256) != 0) return CKW_E_MANIFEST_MISMATCH;
+  char *manifest = NULL;
+  size_t manifest_len = 0;
+  if (read_manifest(manifest_path, &manifest, &manifest_len) != 0) return CKW_E_IO;
   int fd = open(weights_path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return CKW_E_IO;
-  struct stat st;
-  if (fstat(fd, &st) != 0 || st.st_size != lib->weights_bytes) {
+  int rc = CKW_E_IO;
+  if (fd >= 0) {
+    rc = check_weights(h, lib, fd, manifest, manifest_len);
     close(fd);
-    return CKW_E_WEIGHTS_SIZE;
   }
-  void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-  close(fd);
-  if (map == MAP_FAILED) return CKW_E_IO;
-  h->weights = map;
-  h->weights_bytes = (size_t)st.st_size;
-  // About the cost of reading the tensors once: a corrupt file is refused, never computed with.
-  for (size_t i = 0; i < lib->n_weight_checks; ++i) {
-    const struct ckw_weight_check *c = &lib->weight_checks[i];
-    if (ckw_xxh64(h->weights + c->offset, (size_t)c->nbytes, 0) != c->xxh64) return CKW_E_WEIGHTS_CORRUPT;
-  }
-  return CKW_OK;
+  free(manifest);
+  return rc;
 }
 
 // The arena, the zeroed state, the worker threads and their scratch.

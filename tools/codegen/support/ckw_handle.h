@@ -26,7 +26,8 @@ extern "C" {
   X(OK, 0, "ok")                                                                                             \
   X(E_ARGUMENT, -1, "invalid argument (null pointer or a count out of range)")                               \
   X(E_IO, -2, "cannot read the weights or manifest file")                                                    \
-  X(E_MANIFEST_MISMATCH, -3, "manifest_sha256 differs from the one this library was generated for")          \
+  X(E_LAYOUT_MISMATCH, -3,                                                                                   \
+    "the manifest's layout (tensor names, dtypes, shapes, offsets) is not the one this library was built for") \
   X(E_WEIGHTS_SIZE, -4,                                                                                      \
     "weights file size differs from the manifest's (truncated, or another checkpoint's weights)")            \
   X(E_NO_MEMORY, -5, "out of memory")                                                                        \
@@ -45,10 +46,11 @@ enum { CKW_STATUS_TABLE(CKW_STATUS_ENUM_) };
 // A return code's text from CKW_STATUS_TABLE; "unknown error code" for any other value.
 CKW_SUPPORT_API const char *ckw_status_text(int code);
 
-// A tensor create() checks: its bytes in the weights file and the xxh64 its manifest records.
+// A tensor create() checks: its bytes in the weights file against the xxh64 the manifest's entry
+// of that name records (the entry's offset and nbytes must be these).
 struct ckw_weight_check {
+  const char *name;
   int64_t offset, nbytes;
-  uint64_t xxh64;
 };
 
 // A resolved circuit dim, for <prefix>_dim().
@@ -59,7 +61,8 @@ struct ckw_dim {
 
 // What create() needs to know of a library: the compiler bakes one in per generated library.
 struct ckw_library {
-  const char *manifest_sha256;  // the manifest create() accepts (64 hex digits)
+  const char *layout_sha256;  // the manifest layout create() accepts (64 hex digits): the architecture
+                              // and storage of the weights, not their values
   int64_t weights_bytes;        // the weights file's exact size; 0: the library reads no weights
   const struct ckw_weight_check *weight_checks;  // the tensors the library reads
   size_t n_weight_checks;
@@ -91,8 +94,9 @@ struct ckw_handle {
 
 // Allocates a zeroed handle of handle_bytes (>= sizeof(struct ckw_handle): a generated handle
 // whose first member is its struct ckw_handle) and sets it up for `lib`: checks and maps the
-// weights file (manifest_path NULL: manifest.json beside it; the manifest's manifest_sha256 must
-// be lib's, the file lib's size and every checked tensor its xxh64), allocates the arena and the
+// weights file (manifest_path NULL: manifest.json beside it; the manifest's layout_sha256 must be
+// lib's, the file lib's size and every checked tensor the xxh64 its manifest entry records: any
+// checkpoint of this layout, a fine-tune too, and no corrupt one), allocates the arena and the
 // zeroed state, and starts the worker threads (num_threads >= 1: that many, 0: see
 // ckw_pool_thread_count; negative: CKW_E_ARGUMENT). CKW_OK and *out, or a CKW_E_* code and
 // *out NULL (nothing left allocated).

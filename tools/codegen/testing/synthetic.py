@@ -1,5 +1,5 @@
 """A synthetic checkpoint for any circuits: every weight they name, random f32, packed 64-byte
-aligned with a manifest in the checkpoint format (tensors + manifest_sha256).
+aligned with a manifest in the checkpoint format (tensors, layout_sha256, manifest_sha256).
 
 `write_manifest` writes the manifest alone (no weights file; per-tensor hashes are zero
 placeholders): enough for the compiler to lower real-sized models (tiny, base) without writing
@@ -12,6 +12,7 @@ import os
 import numpy as np
 import xxhash
 
+from models.whisper.checkpoint.packed import layout_digest
 from tools.codegen import expr, graph, load
 
 
@@ -39,7 +40,8 @@ def _layout(shapes):
 def _write_manifest(out_dir, entries):
     digest = hashlib.sha256(json.dumps(entries, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
     size = max((e["offset"] + e["nbytes"] for e in entries), default=0)
-    manifest = {"tensors": entries, "manifest_sha256": digest, "weights_nbytes": size}
+    manifest = {"tensors": entries, "manifest_sha256": digest, "weights_nbytes": size,
+                "layout_sha256": layout_digest(entries, size)}
     with open(os.path.join(out_dir, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=2, sort_keys=True)
     return manifest

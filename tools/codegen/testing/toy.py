@@ -28,18 +28,20 @@ def toy_weights(manifest: dict) -> bytes:
 
 
 def toy_manifest_hashes(manifest: dict) -> dict:
-    """`manifest` with each tensor's sha256 and xxh64 of toy_weights() and its manifest_sha256."""
+    """`manifest` with each tensor's sha256 and xxh64 of toy_weights(), its layout_sha256 and its
+    manifest_sha256."""
     import hashlib
 
     import xxhash
 
-    from models.whisper.checkpoint.packed import tensors_digest
+    from models.whisper.checkpoint.packed import layout_digest, tensors_digest
 
     data = toy_weights(manifest)
     tensors = [dict(t, sha256=hashlib.sha256(data[t["offset"]:t["offset"] + t["nbytes"]]).hexdigest(),
                     xxh64=xxhash.xxh64_hexdigest(data[t["offset"]:t["offset"] + t["nbytes"]]))
                for t in manifest["tensors"]]
-    return dict(manifest, tensors=tensors, manifest_sha256=tensors_digest(tensors))
+    return dict(manifest, tensors=tensors, manifest_sha256=tensors_digest(tensors),
+                layout_sha256=layout_digest(tensors, len(data)))
 
 
 def workspace_root() -> str:

@@ -1,4 +1,5 @@
-"""The generated ABI, end to end on the toy decoder (naive test kernels): manifest check,
+"""The generated ABI, end to end on the toy decoder (naive test kernels): layout and weight
+checks (another layout refused, other weights of the layout run),
 cross-K/V cache facts, self-KV incremental decode equal to a full prefill, error codes, and the
 edge taps (every call's f32 outputs, in call order, with their shapes and values), and the
 handle's worker threads (the toy linear and logits maps declare splits): same bits for any count.
@@ -6,6 +7,7 @@ The library is called through runtime/abi.py, whose ctypes table comes from the 
 `ckw_toy_decoder_abi_json()`; that string, abi.json and the header agree."""
 
 import ctypes
+import hashlib
 import json
 import os
 import shutil
@@ -14,7 +16,9 @@ import tempfile
 import unittest
 
 import numpy as np
+import xxhash
 
+from models.whisper.checkpoint.packed import tensors_digest
 from runtime import abi
 from runtime.abi import TAP_FN
 from tools.codegen.testing.c_header import declarations, error_codes
@@ -22,7 +26,7 @@ from tools.codegen.testing.toy import toy_manifest_hashes, toy_weights
 
 HERE = "tools/codegen/testdata/toy"
 GENERATED = f"{HERE}/toy_decoder_c"  # plan_<phase>.json, abi.json and the header of the library under test
-OK, E_ARGUMENT, E_MANIFEST = abi.OK, abi.E_ARGUMENT, abi.E_MANIFEST_MISMATCH
+OK, E_ARGUMENT, E_LAYOUT = abi.OK, abi.E_ARGUMENT, abi.E_LAYOUT_MISMATCH
 E_MISSING, E_CROSS, E_FULL = abi.E_MISSING_INPUT, abi.E_CROSS_KV_INVALID, abi.E_CONTEXT_FULL
 
 
@@ -42,7 +46,7 @@ class ToyBase(unittest.TestCase):
         cls.weights = os.path.join(cls.tmp, "weights.bin")
         open(cls.weights, "wb").write(weights)
         shutil.copy(f"{HERE}/manifest.json", os.path.join(cls.tmp, "manifest.json"))
-        bad = dict(manifest, manifest_sha256="0" * 64)
+        bad = dict(manifest, layout_sha256="0" * 64)
         cls.bad_manifest = os.path.join(cls.tmp, "bad.json")
         json.dump(bad, open(cls.bad_manifest, "w"))
 
@@ -98,30 +102,72 @@ class ToyAbiDataTest(unittest.TestCase):
 
 
 class ToyAbiTest(ToyBase):
-    def test_manifest_mismatch_is_refused(self):
+    def test_layout_mismatch_is_refused(self):
         h = ctypes.c_void_p()
         rc = self.call("create", self.weights.encode(), self.bad_manifest.encode(), ctypes.byref(h))
-        self.assertEqual(rc, E_MANIFEST)
-        self.assertIn(b"manifest_sha256", self.call("strerror", rc))
+        self.assertEqual(rc, E_LAYOUT)
+        self.assertIn(b"layout", self.call("strerror", rc))
         self.assertFalse(h.value)
+
+    def test_other_weights_of_the_layout_run(self):
+        """A fine-tune: other values in the same layout, with the manifest that records their
+        hashes, is accepted and computes with its own weights; the toy's manifest refuses them."""
+        with open(f"{HERE}/manifest.json") as f:
+            manifest = json.load(f)
+        tuned = bytearray(toy_weights(manifest))
+        first = manifest["tensors"][0]
+        values = np.frombuffer(tuned, np.float32, first["nbytes"] // 4, first["offset"]).copy()
+        tuned[first["offset"]:first["offset"] + first["nbytes"]] = (values * 1.5).tobytes()
+        self.assertEqual(self.create_with(bytes(tuned)), abi.E_WEIGHTS_CORRUPT)  # the toy's own manifest
+        entries = [dict(t, sha256=hashlib.sha256(tuned[t["offset"]:t["offset"] + t["nbytes"]]).hexdigest(),
+                        xxh64=xxhash.xxh64_hexdigest(tuned[t["offset"]:t["offset"] + t["nbytes"]]))
+                   for t in manifest["tensors"]]
+        tuned_manifest = dict(manifest, tensors=entries, manifest_sha256=tensors_digest(entries))
+        self.assertEqual(tuned_manifest["layout_sha256"], manifest["layout_sha256"])
+        self.assertEqual(self.create_with(bytes(tuned), tuned_manifest), OK)
+        memory = np.random.default_rng(3).standard_normal((5, 8)).astype(np.float32)
+        tokens = np.array([1, 2, 3], np.int32)
+        V = self.call("dim", b"n_vocab")
+        logits = {}
+        for name, weights, m in (("toy", toy_weights(manifest), manifest), ("tuned", bytes(tuned), tuned_manifest)):
+            h = self.handle_for(weights, m)
+            out = np.zeros((3, V), np.float32)
+            self.assertEqual(self.call("set_memory", h, memory), OK)
+            self.assertEqual(self.call("prefill", h, tokens, 3, out), OK)
+            logits[name] = out
+        self.assertFalse(np.array_equal(logits["toy"], logits["tuned"]), "the tuned weights were not used")
 
     def test_committed_manifest_hashes_the_toy_weights(self):
         with open(f"{HERE}/manifest.json") as f:
             manifest = json.load(f)
         self.assertEqual(manifest, toy_manifest_hashes(manifest))
 
-    def create_with(self, weights: bytes) -> int:
-        """create()'s status for `weights` beside the toy manifest (a handle, if any, is freed)."""
-        path = os.path.join(self.tmp, "variant", "weights.bin")
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        shutil.copy(f"{HERE}/manifest.json", os.path.join(os.path.dirname(path), "manifest.json"))
+    def write_variant(self, weights: bytes, manifest: dict | None) -> str:
+        """`weights` and `manifest` (None: the toy's) in a folder of their own; the weights' path."""
+        folder = tempfile.mkdtemp(dir=self.tmp)
+        with open(os.path.join(folder, "manifest.json"), "w") as f:
+            if manifest is None:
+                f.write(open(f"{HERE}/manifest.json").read())
+            else:
+                json.dump(manifest, f, indent=2, sort_keys=True)
+        path = os.path.join(folder, "weights.bin")
         with open(path, "wb") as f:
             f.write(weights)
+        return path
+
+    def create_with(self, weights: bytes, manifest: dict | None = None) -> int:
+        """create()'s status for `weights` beside `manifest` (a handle, if any, is freed)."""
         h = ctypes.c_void_p()
-        rc = self.call("create", path.encode(), None, ctypes.byref(h))
+        rc = self.call("create", self.write_variant(weights, manifest).encode(), None, ctypes.byref(h))
         self.assertEqual(bool(h.value), rc == OK)
         self.call("free", h)
         return rc
+
+    def handle_for(self, weights: bytes, manifest: dict):
+        h = ctypes.c_void_p()
+        self.assertEqual(self.call("create", self.write_variant(weights, manifest).encode(), None, ctypes.byref(h)), OK)
+        self.addCleanup(self.call, "free", h)
+        return h
 
     def test_weights_are_checked_at_create(self):
         with open(self.weights, "rb") as f:

@@ -46,7 +46,7 @@ def derive(policy_path: str, source: str, out_dir: str) -> dict:
 
     with pack.staged(out_dir) as tmp:
         entries, nbytes, weights_sha = pack.write_weights(tensors(), os.path.join(tmp, "weights.bin"))
-        # Not "manifest_sha256": the generated create() reads the first key of that name in the file.
+        # Not "layout_sha256": the generated create() reads the first key of that name in the file.
         derived_from = {"source_manifest_sha256": src.manifest_sha256, "policy": policy_path,
                         "rounding": "round to nearest even; NaN stays NaN"}
         manifest = pack.manifest_for(entries, nbytes, weights_sha, variant, precision=policy.precision,

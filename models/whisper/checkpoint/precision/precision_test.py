@@ -73,7 +73,8 @@ def test_derived_checkpoint_verifies_and_rounds_only_what_the_policy_names(fp32_
     assert m["precision"] == "bf16" and m["derived_from"]["source_manifest_sha256"] == src.manifest_sha256
     with open(os.path.join(out, "manifest.json")) as f:  # the generated create() reads the first such key
         text = f.read()
-    assert re.search(r'"manifest_sha256":\s*"([0-9a-f]{64})"', text).group(1) == m["manifest_sha256"]
+    assert re.search(r'"layout_sha256":\s*"([0-9a-f]{64})"', text).group(1) == m["layout_sha256"]
+    assert m["layout_sha256"] != src.manifest["layout_sha256"]  # bf16 storage: another layout, its own libraries
     assert files.config["manifest_sha256"] == m["manifest_sha256"] != src.manifest_sha256
     assert all(e["offset"] % 64 == 0 for e in m["tensors"])
     narrow = {e["name"] for e in m["tensors"] if e["dtype"] == "bf16"}

@@ -15,43 +15,44 @@
 CKW_STATUS_TABLE(CHECK_CODE)
 #undef CHECK_CODE
 
-// The tensors this library reads and the xxh64 the manifest records for each: create() hashes
-// them (about the cost of reading them once), so a corrupt file is refused, never computed with.
+// The tensors this library reads: create() hashes each (about the cost of reading them once)
+// and compares it with the xxh64 the given manifest records for it, so a corrupt file is refused,
+// never computed with, and any checkpoint of this layout (a fine-tune too) runs.
 static const struct ckw_weight_check kWeightChecks[] = {
-    {0, 352, 0xaa03124accb8ac5aULL},  // embed.tokens
-    {384, 192, 0x21eac3dc17997ef0ULL},  // embed.positions
-    {576, 32, 0xf868a3f6536b387cULL},  // blocks.0.norm.g
-    {640, 32, 0x786220842c8ef3a4ULL},  // blocks.0.norm.b
-    {704, 256, 0x5e8c43f6c3eabb47ULL},  // blocks.0.k.w
-    {960, 32, 0x85a42bcb76ab1b1aULL},  // blocks.0.k.b
-    {1024, 256, 0x0bc9912574480ae5ULL},  // blocks.0.v.w
-    {1280, 32, 0x3bd92c4be9612d48ULL},  // blocks.0.v.b
-    {1344, 256, 0x97d182605b799cebULL},  // blocks.0.q.w
-    {1600, 32, 0xb4029f126d506416ULL},  // blocks.0.q.b
-    {1664, 256, 0xf205bb2bf643b6ccULL},  // blocks.0.xk.w
-    {1920, 32, 0xd48024c1a485aa65ULL},  // blocks.0.xk.b
-    {1984, 256, 0xeabc2ce48acdfae1ULL},  // blocks.0.xv.w
-    {2240, 32, 0xe6c138d537fc67edULL},  // blocks.0.xv.b
-    {2304, 256, 0xc7d9ed3902462c67ULL},  // blocks.0.mlp.w
-    {2560, 32, 0x801ee49af476b7a0ULL},  // blocks.0.mlp.b
-    {2624, 32, 0x7700f8e569b19300ULL},  // blocks.1.norm.g
-    {2688, 32, 0x36a0c6cd68917423ULL},  // blocks.1.norm.b
-    {2752, 256, 0x2f37fe3851ecf0f7ULL},  // blocks.1.k.w
-    {3008, 32, 0xa73063c8854546e4ULL},  // blocks.1.k.b
-    {3072, 256, 0xa60d37e43f809f23ULL},  // blocks.1.v.w
-    {3328, 32, 0x360ce14c53c42252ULL},  // blocks.1.v.b
-    {3392, 256, 0xecf6ec776e98c254ULL},  // blocks.1.q.w
-    {3648, 32, 0x63597ac413a7dcfcULL},  // blocks.1.q.b
-    {3712, 256, 0xff71b545adf0eeeeULL},  // blocks.1.xk.w
-    {3968, 32, 0x2fe933af5b03b7a3ULL},  // blocks.1.xk.b
-    {4032, 256, 0xecdc2641571a830eULL},  // blocks.1.xv.w
-    {4288, 32, 0x2c4fbbfdfd89b5feULL},  // blocks.1.xv.b
-    {4352, 256, 0x23784b30f5a414d3ULL},  // blocks.1.mlp.w
-    {4608, 32, 0xe70f21a24bbaa600ULL},  // blocks.1.mlp.b
+    {"embed.tokens", 0, 352},
+    {"embed.positions", 384, 192},
+    {"blocks.0.norm.g", 576, 32},
+    {"blocks.0.norm.b", 640, 32},
+    {"blocks.0.k.w", 704, 256},
+    {"blocks.0.k.b", 960, 32},
+    {"blocks.0.v.w", 1024, 256},
+    {"blocks.0.v.b", 1280, 32},
+    {"blocks.0.q.w", 1344, 256},
+    {"blocks.0.q.b", 1600, 32},
+    {"blocks.0.xk.w", 1664, 256},
+    {"blocks.0.xk.b", 1920, 32},
+    {"blocks.0.xv.w", 1984, 256},
+    {"blocks.0.xv.b", 2240, 32},
+    {"blocks.0.mlp.w", 2304, 256},
+    {"blocks.0.mlp.b", 2560, 32},
+    {"blocks.1.norm.g", 2624, 32},
+    {"blocks.1.norm.b", 2688, 32},
+    {"blocks.1.k.w", 2752, 256},
+    {"blocks.1.k.b", 3008, 32},
+    {"blocks.1.v.w", 3072, 256},
+    {"blocks.1.v.b", 3328, 32},
+    {"blocks.1.q.w", 3392, 256},
+    {"blocks.1.q.b", 3648, 32},
+    {"blocks.1.xk.w", 3712, 256},
+    {"blocks.1.xk.b", 3968, 32},
+    {"blocks.1.xv.w", 4032, 256},
+    {"blocks.1.xv.b", 4288, 32},
+    {"blocks.1.mlp.w", 4352, 256},
+    {"blocks.1.mlp.b", 4608, 32},
 };
 
 static const struct ckw_library kLibrary = {
-    .manifest_sha256 = "7fab5cbc7642f4730c30c8d92f1a0f82c7468dea13115b8537eb64759715b17f",
+    .layout_sha256 = "bb22e4c27235a3de6519fbae6e82e582edd13e82684a9f37b90af4404730b89a",
     .weights_bytes = 4640,  // the weights file's exact size
     .weight_checks = kWeightChecks,
     .n_weight_checks = sizeof(kWeightChecks) / sizeof(kWeightChecks[0]),
@@ -149,7 +150,7 @@ API const char *ckw_toy_decoder_strerror(int code) {
   }
 }
 
-API const char *ckw_toy_decoder_manifest_sha256(void) { return kLibrary.manifest_sha256; }
+API const char *ckw_toy_decoder_layout_sha256(void) { return kLibrary.layout_sha256; }
 
 // This library's ABI description, the same bytes as the abi.json generated beside it.
 API const char *ckw_toy_decoder_abi_json(void) {
@@ -175,8 +176,8 @@ API const char *ckw_toy_decoder_abi_json(void) {
       "    },\n"
       "    {\n"
       "      \"code\": -3,\n"
-      "      \"name\": \"E_MANIFEST_MISMATCH\",\n"
-      "      \"text\": \"manifest_sha256 differs from the one this library was generated for\"\n"
+      "      \"name\": \"E_LAYOUT_MISMATCH\",\n"
+      "      \"text\": \"the manifest's layout (tensor names, dtypes, shapes, offsets) is not the one this library was built for\"\n"
       "    },\n"
       "    {\n"
       "      \"code\": -4,\n"
@@ -221,7 +222,7 @@ API const char *ckw_toy_decoder_abi_json(void) {
       "  ],\n"
       "  \"functions\": [\n"
       "    {\n"
-      "      \"doc\": \"Maps the weights file read-only and allocates the handle's arena and state. The manifest's manifest_sha256 must equal the one baked in here (CKW_TOY_DECODER_E_MANIFEST_MISMATCH otherwise), the file must have the manifest's size (CKW_TOY_DECODER_E_WEIGHTS_SIZE) and every tensor this library reads its manifest's xxh64 (CKW_TOY_DECODER_E_WEIGHTS_CORRUPT).\\nEvery entry point that takes a non-const handle runs one call at a time on it: a call while another runs (another thread, or a tap re-entering) returns CKW_TOY_DECODER_E_BUSY and changes nothing.\",\n"
+      "      \"doc\": \"Maps the weights file read-only and allocates the handle's arena and state. The manifest's layout_sha256 must equal the one baked in here and its entry of every tensor this library reads the offset and size baked in (CKW_TOY_DECODER_E_LAYOUT_MISMATCH otherwise), the file must have the layout's size (CKW_TOY_DECODER_E_WEIGHTS_SIZE) and every tensor this library reads the xxh64 the manifest records (CKW_TOY_DECODER_E_WEIGHTS_CORRUPT): any checkpoint of this layout runs, a fine-tune too.\\nEvery entry point that takes a non-const handle runs one call at a time on it: a call while another runs (another thread, or a tap re-entering) returns CKW_TOY_DECODER_E_BUSY and changes nothing.\",\n"
       "      \"name\": \"ckw_toy_decoder_create\",\n"
       "      \"params\": [\n"
       "        {\n"
@@ -306,8 +307,8 @@ API const char *ckw_toy_decoder_abi_json(void) {
       "      \"returns\": \"const char *\"\n"
       "    },\n"
       "    {\n"
-      "      \"doc\": \"The manifest hash this library was generated against (64 hex digits, \\\"\\\" when weightless).\",\n"
-      "      \"name\": \"ckw_toy_decoder_manifest_sha256\",\n"
+      "      \"doc\": \"The checkpoint layout this library was generated for (64 hex digits, \\\"\\\" when weightless): the manifest's layout_sha256.\",\n"
+      "      \"name\": \"ckw_toy_decoder_layout_sha256\",\n"
       "      \"params\": [],\n"
       "      \"returns\": \"const char *\"\n"
       "    },\n"

@@ -20,7 +20,7 @@ extern "C" {
 #define CKW_TOY_DECODER_OK 0  // ok
 #define CKW_TOY_DECODER_E_ARGUMENT -1  // invalid argument (null pointer or a count out of range)
 #define CKW_TOY_DECODER_E_IO -2  // cannot read the weights or manifest file
-#define CKW_TOY_DECODER_E_MANIFEST_MISMATCH -3  // manifest_sha256 differs from the one this library was generated for
+#define CKW_TOY_DECODER_E_LAYOUT_MISMATCH -3  // the manifest's layout (tensor names, dtypes, shapes, offsets) is not the one this library was built for
 #define CKW_TOY_DECODER_E_WEIGHTS_SIZE -4  // weights file size differs from the manifest's (truncated, or another checkpoint's weights)
 #define CKW_TOY_DECODER_E_NO_MEMORY -5  // out of memory
 #define CKW_TOY_DECODER_E_MISSING_INPUT -6  // a required input was not set (call the set_* function first)
@@ -51,9 +51,11 @@ typedef void (*ckw_toy_decoder_tap_fn)(void *user, const char *edge, const float
                                        int64_t rank, const int64_t *shape);
 
 // Maps the weights file read-only and allocates the handle's arena and state. The manifest's
-// manifest_sha256 must equal the one baked in here (CKW_TOY_DECODER_E_MANIFEST_MISMATCH otherwise),
-// the file must have the manifest's size (CKW_TOY_DECODER_E_WEIGHTS_SIZE) and every tensor this
-// library reads its manifest's xxh64 (CKW_TOY_DECODER_E_WEIGHTS_CORRUPT).
+// layout_sha256 must equal the one baked in here and its entry of every tensor this library reads
+// the offset and size baked in (CKW_TOY_DECODER_E_LAYOUT_MISMATCH otherwise), the file must have
+// the layout's size (CKW_TOY_DECODER_E_WEIGHTS_SIZE) and every tensor this library reads the xxh64
+// the manifest records (CKW_TOY_DECODER_E_WEIGHTS_CORRUPT): any checkpoint of this layout runs, a
+// fine-tune too.
 // Every entry point that takes a non-const handle runs one call at a time on it: a call while
 // another runs (another thread, or a tap re-entering) returns CKW_TOY_DECODER_E_BUSY and changes
 // nothing.
@@ -85,8 +87,9 @@ void ckw_toy_decoder_free(ckw_toy_decoder_handle *h);
 //   code: CKW_TOY_DECODER_OK or a CKW_TOY_DECODER_E_* code
 const char *ckw_toy_decoder_strerror(int code);
 
-// The manifest hash this library was generated against (64 hex digits, "" when weightless).
-const char *ckw_toy_decoder_manifest_sha256(void);
+// The checkpoint layout this library was generated for (64 hex digits, "" when weightless): the
+// manifest's layout_sha256.
+const char *ckw_toy_decoder_layout_sha256(void);
 
 // The failing kernel's own message after CKW_TOY_DECODER_E_KERNEL ("" otherwise).
 const char *ckw_toy_decoder_last_error(const ckw_toy_decoder_handle *h);
