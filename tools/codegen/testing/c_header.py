@@ -4,18 +4,7 @@ spelled the way abi.json spells them ("const float *", "ckw_x_handle **")."""
 
 import re
 
-_WORD = re.compile(r"[A-Za-z_]\w*|\*")
-
-
-def normalize(ctype: str) -> str:
-    """'const  float*' -> 'const float *'; 'h **' stays 'h **'."""
-    out = ""
-    for tok in _WORD.findall(ctype):
-        if tok == "*":
-            out += "*" if out.endswith("*") else " *"
-        else:
-            out += (" " if out else "") + tok
-    return out.strip()
+from runtime.abi import normalize_ctype as normalize
 
 
 def _param(text: str, where: str) -> dict[str, str]:
