@@ -18,6 +18,10 @@ load("//tools/testing:pytest.bzl", "py_pytest")
 
 ISAS = ["scalar", "avx2", "avx512", "avx512bf16", "amx"]
 
+# Sources on emulated intrinsics are for tests, and GCC needs 112 s at -O3 (33 s at -O1, 5 s at
+# -Og) for one emulated GEMM core: -Og, which keeps the IEEE semantics the parity tests check.
+EMULATION_COPTS = ["-Og"]
+
 def _kernel_set_impl(ctx):
     infos = [d[CkwKernelInfo] for d in ctx.attr.deps]
     merged = CkwKernelInfo(
@@ -87,6 +91,7 @@ def ckw_kernel(
         py_deps = [],
         bench = True,
         emulated_srcs = None,
+        emulated_deps = [],
         test_size = "small"):
     """Registers one kernel library and derives its targets.
 
@@ -117,6 +122,8 @@ def ckw_kernel(
         N__avx512.c; the avx512bf16 and amx sources of the AVX-512 family may be among them,
         kernels/common/simd_avx512bf16.h; [] when the AVX-512 path is proven otherwise, e.g. by
         a portable 16-lane instantiation).
+      emulated_deps: libraries already built on emulated intrinsics that the emulation test
+        links (the shared GEMM cores of kernels/common, built once for every kernel over them).
       test_size: size of N_test and N_avx512emu_test; "medium" for a kernel whose cases take
         more than a minute under ASan at -O1 on emulated intrinsics (CI's sanitizer step).
     """
@@ -173,14 +180,15 @@ def ckw_kernel(
         deps = test_deps,
         linkstatic = True,
     )
-    if "avx512" in isas and emulated_srcs != []:
+    if "avx512" in isas and (emulated_srcs != [] or emulated_deps):
         cc_library(
             name = name + "_avx512emu",
             testonly = True,
             srcs = emulated_srcs if emulated_srcs != None else [name + "__avx512.c"],
             textual_hdrs = textual_hdrs,
+            copts = EMULATION_COPTS,
             local_defines = ["CKW_EMULATE_AVX512"],
-            deps = [":" + name] + deps + common,
+            deps = [":" + name] + deps + emulated_deps + common,
         )
         cc_test(
             name = name + "_avx512emu_test",
