@@ -166,8 +166,8 @@ FILES = {
     "six_channels.wav": (lambda x, r: wb.wav(np.repeat(x[:, None], 6, axis=1), r), ("same_text",)),
     "rifx.wav": (lambda x, r: rifx(x, r), ("same_text",)),
     # 40 windows of nothing (where Whisper hallucinates): every segment inside the recording.
-    "silence_20min.wav": (lambda x, r: wb.riff(wb.fmt_chunk(wb.PCM, 1, 16000, 16), wb.chunk(b"data", bytes(1200 * 32000))),
-                          ("complete", 1200.0)),
+    "silence_20min.wav": (lambda x, r: wb.riff(wb.fmt_chunk(wb.PCM, 1, 16000, 16),
+                                               wb.chunk(b"data", bytes(1200 * 32000))), ("complete", 1200.0)),
     "junk.mp3": (lambda x, r: b"ID3\x03\x00\x00\x00\x00\x00\x00" + bytes(400), ("error", 1, "nor a format FFmpeg can read")),
     "junk.ogg": (lambda x, r: b"OggS" + bytes(400), ("error", 1, "nor a format FFmpeg can read")),
     "junk.flac": (lambda x, r: b"fLaC" + bytes(400), ("error", 1, "nor a format FFmpeg can read")),
@@ -240,7 +240,8 @@ def test_case(tmp_path, monkeypatch, jfk, jfk_text, name):
         build, expected = FILES[name]
         with open(name, "wb") as f:
             f.write(build(*jfk))
-        extra = ["--temperature_increment_on_fallback", "none", "--beam_size", "0"] if name == "silence_20min.wav" else []
+        greedy = ["--temperature_increment_on_fallback", "none", "--beam_size", "0"]
+        extra = greedy if name == "silence_20min.wav" else []
         run_case(tmp_path, name, ["--wav", name, *extra], expected, jfk_text)
     elif name == "a_folder":
         os.mkdir(name)

@@ -39,10 +39,15 @@ def f16_exact(arr: np.ndarray) -> np.ndarray | None:
     return None
 
 
+def is_f16_candidate(name: str) -> bool:
+    """Whether tensor `name` is stored as f16 when f16 holds it exactly (F16_CANDIDATES)."""
+    return any(fnmatch.fnmatchcase(name, p) for p in F16_CANDIDATES)
+
+
 def stored(name: str, arr: np.ndarray) -> tuple[str, np.ndarray]:
     """(manifest dtype, data) for tensor `name` of the fp32 checkpoint: f16 if it is a candidate
     and f16 holds it exactly, else f32 as it is."""
-    if any(fnmatch.fnmatchcase(name, p) for p in F16_CANDIDATES):
+    if is_f16_candidate(name):
         narrow = f16_exact(arr)
         if narrow is not None:
             return "f16", narrow

@@ -1,0 +1,64 @@
+"""The packed layout of a Whisper model from its dimensions alone: what its libraries are built for.
+
+A published checkpoint (float16 weights) packs to one layout that its dimensions decide: the
+canonical tensors in packing order (canonical.py), stored as f16 where storage.py's candidates
+are (exact for published weights) and f32 elsewhere, each at the next multiple of ALIGNMENT
+(pack.write_weights). So the layout_sha256 of every published checkpoint of a size, and of its
+fine-tunes, is `layout_sha256(dims)`: a size's libraries can be generated before any of its
+checkpoints exists, and serve each of them. A checkpoint whose candidates float16 cannot hold
+(trained in float32) packs those as f32: another layout, refused by the f16-storage libraries.
+
+STANDARD holds openai-whisper's dimensions of each published model (its ModelDimensions).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from models.whisper.checkpoint import storage
+from models.whisper.checkpoint.canonical import ModelDims, canonical_tensors
+from models.whisper.checkpoint.packed import ALIGNMENT, DTYPE_STORAGE, layout_digest
+
+
+def _dims(n_mels, n_vocab, state, heads, audio_layers, text_layers) -> ModelDims:
+    return ModelDims(n_mels=n_mels, n_audio_ctx=1500, n_audio_state=state, n_audio_head=heads,
+                     n_audio_layer=audio_layers, n_vocab=n_vocab, n_text_ctx=448, n_text_state=state,
+                     n_text_head=heads, n_text_layer=text_layers)
+
+
+# Vocabulary sizes: English-only, multilingual, and large-v3's (one more language token).
+_EN, _MULTI, _V3 = 51864, 51865, 51866
+STANDARD = {
+    "tiny.en": _dims(80, _EN, 384, 6, 4, 4),
+    "tiny": _dims(80, _MULTI, 384, 6, 4, 4),
+    "base.en": _dims(80, _EN, 512, 8, 6, 6),
+    "base": _dims(80, _MULTI, 512, 8, 6, 6),
+    "small.en": _dims(80, _EN, 768, 12, 12, 12),
+    "small": _dims(80, _MULTI, 768, 12, 12, 12),
+    "medium.en": _dims(80, _EN, 1024, 16, 24, 24),
+    "medium": _dims(80, _MULTI, 1024, 16, 24, 24),
+    "large-v1": _dims(80, _MULTI, 1280, 20, 32, 32),
+    "large-v2": _dims(80, _MULTI, 1280, 20, 32, 32),
+    "large-v3": _dims(128, _V3, 1280, 20, 32, 32),
+    "large-v3-turbo": _dims(128, _V3, 1280, 20, 32, 4),
+    "distil-large-v3": _dims(128, _V3, 1280, 20, 32, 2),
+}
+
+
+def layout(dims: ModelDims) -> tuple[list[dict], int]:
+    """(manifest entries with the layout keys name, dtype, shape, offset, nbytes; weights file
+    size) of a published checkpoint of `dims`."""
+    dims.validate("layout")
+    entries, offset = [], 0
+    for name, shape in canonical_tensors(dims):
+        dtype = "f16" if storage.is_f16_candidate(name) else "f32"
+        offset += -offset % ALIGNMENT
+        nbytes = int(np.prod(shape)) * np.dtype(DTYPE_STORAGE[dtype]).itemsize
+        entries.append({"name": name, "dtype": dtype, "shape": list(shape), "offset": offset, "nbytes": nbytes})
+        offset += nbytes
+    return entries, offset
+
+
+def layout_sha256(dims: ModelDims) -> str:
+    """The manifest's layout_sha256 of every published checkpoint of `dims` (packed.LAYOUT_RULE)."""
+    return layout_digest(*layout(dims))
