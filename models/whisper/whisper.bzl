@@ -13,6 +13,14 @@ VARIANTS = {
     "base": "@whisper_base",
 }
 
+# Variant -> the published model whose dimensions its fp32 libraries are generated from
+# (models/whisper/checkpoint/layout.py's STANDARD): the libraries never read a checkpoint, and
+# serve every checkpoint that packs to that layout (layout_test: the real ones do).
+MODELS = {
+    "tiny": "tiny.en",
+    "base": "base",
+}
+
 # Precision -> the policy that derives its checkpoint from the variant's fp32 one
 # (models/whisper/checkpoint/precision). fp32 is the converted checkpoint itself: the default and
 # the parity build. A precision's libraries are the same circuits compiled against its manifest
@@ -62,6 +70,24 @@ def whisper_precision_checkpoint(name, variant, precision, visibility = None):
         visibility = visibility,
     )
 
+def whisper_layout(name, model, visibility = None):
+    """`<name>/model_config.json` (dimensions) and `<name>/manifest.json` (layout, no weights) of
+    the published `model`, written by models/whisper/checkpoint/layout.py.
+
+    Args:
+      name: target name, conventionally `<variant>_layout`.
+      model: a key of layout.py's STANDARD, e.g. "tiny.en".
+      visibility: visibility of the files.
+    """
+    native.genrule(
+        name = name,
+        outs = ["%s/model_config.json" % name, "%s/manifest.json" % name],
+        cmd = "$(execpath //models/whisper/checkpoint:layout) --model %s --out_dir $(RULEDIR)/%s" % (model, name),
+        tools = ["//models/whisper/checkpoint:layout"],
+        message = "Writing the layout of %s" % model,
+        visibility = visibility,
+    )
+
 def whisper_model_library(name, variant, part, precision = "fp32", visibility = None):
     """Generated C, cc_library and shared library for one Whisper variant, part and precision.
 
@@ -76,8 +102,8 @@ def whisper_model_library(name, variant, part, precision = "fp32", visibility = 
         checkpoint `:<variant>_<precision>_checkpoint`, see whisper_precision_checkpoint).
       visibility: visibility of the public targets.
     """
-    repo = VARIANTS[variant]
-    manifest = repo + "//:manifest.json"
+    config = ":%s_layout/model_config.json" % variant
+    manifest = ":%s_layout/manifest.json" % variant
     prefix_variant = variant
     if precision != "fp32":
         if precision not in PRECISIONS:
@@ -87,7 +113,7 @@ def whisper_model_library(name, variant, part, precision = "fp32", visibility = 
     ckw_model_library(
         name = name,
         circuit = PARTS[part].circuit,
-        config = repo + "//:model_config.json",
+        config = config,
         manifest = manifest,
         kernels = KERNELS,
         variant = prefix_variant,
@@ -97,9 +123,11 @@ def whisper_model_library(name, variant, part, precision = "fp32", visibility = 
     )
 
 def whisper_model_libraries(visibility = None):
-    """Every variant x part: tiny_encoder, tiny_decoder, base_encoder, base_decoder; and per
-    precision its checkpoints (tiny_bf16_checkpoint, ...) and libraries (tiny_bf16_encoder, ...)."""
+    """Every variant x part: tiny_encoder, tiny_decoder, base_encoder, base_decoder, from the
+    layout of the variant's dimensions (tiny_layout, base_layout); and per precision its
+    checkpoints (tiny_bf16_checkpoint, ...) and libraries (tiny_bf16_encoder, ...)."""
     for variant in sorted(VARIANTS):
+        whisper_layout(name = "%s_layout" % variant, model = MODELS[variant], visibility = visibility)
         for part in sorted(PARTS):
             whisper_model_library(name = "%s_%s" % (variant, part), variant = variant, part = part, visibility = visibility)
         for precision in sorted(PRECISIONS):

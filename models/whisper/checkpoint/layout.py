@@ -13,11 +13,16 @@ STANDARD holds openai-whisper's dimensions of each published model (its ModelDim
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
+import sys
+
 import numpy as np
 
 from models.whisper.checkpoint import storage
 from models.whisper.checkpoint.canonical import ModelDims, canonical_tensors
-from models.whisper.checkpoint.packed import ALIGNMENT, DTYPE_STORAGE, layout_digest
+from models.whisper.checkpoint.packed import ALIGNMENT, DTYPE_STORAGE, FORMAT, LAYOUT_RULE, layout_digest
 
 
 def _dims(n_mels, n_vocab, state, heads, audio_layers, text_layers) -> ModelDims:
@@ -62,3 +67,33 @@ def layout(dims: ModelDims) -> tuple[list[dict], int]:
 def layout_sha256(dims: ModelDims) -> str:
     """The manifest's layout_sha256 of every published checkpoint of `dims` (packed.LAYOUT_RULE)."""
     return layout_digest(*layout(dims))
+
+
+def write_layout_files(name: str, out_dir: str) -> None:
+    """`out_dir`/model_config.json (the dimensions) and `out_dir`/manifest.json (the layout, no
+    weights: format, alignment, weights_nbytes, the tensors' layout keys, layout_sha256) of the
+    published model `name`: what the compiler builds its libraries from."""
+    dims = STANDARD[name]
+    entries, nbytes = layout(dims)
+    manifest = {"format": FORMAT, "variant": name, "alignment": ALIGNMENT, "byte_order": "little",
+                "weights_file": "weights.bin", "weights_nbytes": nbytes, "tensors": entries,
+                "layout_sha256": layout_digest(entries, nbytes), "layout_sha256_covers": LAYOUT_RULE}
+    os.makedirs(out_dir, exist_ok=True)
+    for file_name, doc in (("model_config.json", {"model": name, **dims.to_dict()}), ("manifest.json", manifest)):
+        with open(os.path.join(out_dir, file_name), "w", encoding="utf-8") as f:
+            json.dump(doc, f, indent=2, sort_keys=True, ensure_ascii=True)
+            f.write("\n")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description="Writes a published Whisper model's layout (model_config.json, "
+                                                 "manifest.json without weights) for the compiler.")
+    parser.add_argument("--model", required=True, choices=sorted(STANDARD), help="the published model")
+    parser.add_argument("--out_dir", required=True, help="directory to write the two files into")
+    args = parser.parse_args(argv)
+    write_layout_files(args.model, args.out_dir)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
