@@ -146,12 +146,13 @@ def whisper_model_libraries(visibility = None):
                     visibility = visibility,
                 )
 
-def whisper_frontend_library(name, config, visibility = None):
-    """WAV bytes -> log-mel: the frontend circuit as `ckw_whisper_frontend_*` (no weights).
+def whisper_frontend_library(name, config, variant = "whisper", visibility = None):
+    """WAV bytes -> log-mel: the frontend circuit as `ckw_<variant>_frontend_*` (no weights).
 
     Args:
       name: target name.
-      config: a config JSON with `n_mels` (80 for tiny and base).
+      config: a config JSON with `n_mels` (80 up to large-v2, 128 for large-v3 and its kin).
+      variant: the symbol prefix's variant (libckw_<variant>_frontend.so).
       visibility: visibility of the public targets.
     """
     ckw_model_library(
@@ -159,7 +160,7 @@ def whisper_frontend_library(name, config, visibility = None):
         circuit = FRONTEND_CIRCUIT,
         config = config,
         kernels = KERNELS,
-        variant = "whisper",
+        variant = variant,
         part = "frontend",
         phases = FRONTEND_PHASES,
         visibility = visibility,

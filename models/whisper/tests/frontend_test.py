@@ -1,6 +1,7 @@
 """The generated frontend (WAV bytes -> log-mel, whole recording) against openai-whisper's
-log_mel_spectrogram(audio, padding=N_SAMPLES) on jfk.wav, the shape query, other formats, and
-a malformed file's error."""
+log_mel_spectrogram(audio, n_mels, padding=N_SAMPLES) on jfk.wav, the shape query, other
+formats, and a malformed file's error; for the library, symbol prefix and band count in the
+arguments (80 or 128 bands)."""
 
 import ctypes
 import os
@@ -18,6 +19,7 @@ for _arg in sys.argv[1:]:  # "name=path", or a bare path continuing the previous
         ARGS[_key] = _value
     else:
         ARGS[_key] += "," + _arg
+N_MELS = int(ARGS["n_mels"])
 # log-mel is (log10 + 4) / 4 of float32 sums; measured max abs error about 3e-5 on jfk.wav.
 MEL_ABS = 1e-4
 
@@ -26,7 +28,7 @@ class FrontendTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         # The one ctypes table, built from the library's own ABI data (runtime/abi.py).
-        cls.lib = abi.Library(os.path.abspath(ARGS["frontend"]), "ckw_whisper_frontend", "frontend")
+        cls.lib = abi.Library(os.path.abspath(ARGS["frontend"]), ARGS["prefix"], "frontend")
         cls.handle = abi.Handle(cls.lib)
 
     @classmethod
@@ -55,7 +57,7 @@ class FrontendTest(unittest.TestCase):
         rc, ours = self.mel(data)
         self.assertEqual(rc, 0)
         audio, _ = soundfile.read(ARGS["jfk"], dtype="float32")
-        ref = whisper.log_mel_spectrogram(torch.from_numpy(audio), padding=whisper.audio.N_SAMPLES).numpy()
+        ref = whisper.log_mel_spectrogram(torch.from_numpy(audio), N_MELS, padding=whisper.audio.N_SAMPLES).numpy()
         self.assertEqual(ours.shape, ref.shape)
         err = float(np.abs(ours - ref).max())
         print(f"frontend max abs error {err:.2e}", file=sys.stderr)
@@ -68,13 +70,13 @@ class FrontendTest(unittest.TestCase):
             data = open(path, "rb").read()
             rc, ours = self.mel(data)
             self.assertEqual(rc, 0, path)
-            self.assertEqual(ours.shape[0], 80)
+            self.assertEqual(ours.shape[0], N_MELS)
             self.assertGreater(ours.shape[1], 3000)
             self.assertTrue(np.isfinite(ours).all(), path)
 
     def test_capacity_is_checked(self):
         data = open(ARGS["jfk"], "rb").read()
-        small = np.zeros((80, 10), np.float32)
+        small = np.zeros((N_MELS, 10), np.float32)
         wav = np.frombuffer(data, np.uint8)
         self.assertEqual(self.call("run", wav, wav.size, small, small.size), abi.E_ARGUMENT)
 
