@@ -15,10 +15,13 @@ VARIANTS = {
 
 # Variant -> the published model whose dimensions its fp32 libraries are generated from
 # (models/whisper/checkpoint/layout.py's STANDARD): the libraries never read a checkpoint, and
-# serve every checkpoint that packs to that layout (layout_test: the real ones do).
+# serve every checkpoint that packs to that layout (layout_test: the real ones do). A variant
+# without a checkpoint repository here (VARIANTS) is proven on seeded weights of its layout
+# (//models/whisper:seeded_parity_<variant>_test).
 MODELS = {
     "tiny": "tiny.en",
     "base": "base",
+    "small": "small",
 }
 
 # Precision -> the policy that derives its checkpoint from the variant's fp32 one
@@ -126,10 +129,12 @@ def whisper_model_libraries(visibility = None):
     """Every variant x part: tiny_encoder, tiny_decoder, base_encoder, base_decoder, from the
     layout of the variant's dimensions (tiny_layout, base_layout); and per precision its
     checkpoints (tiny_bf16_checkpoint, ...) and libraries (tiny_bf16_encoder, ...)."""
-    for variant in sorted(VARIANTS):
+    for variant in sorted(MODELS):
         whisper_layout(name = "%s_layout" % variant, model = MODELS[variant], visibility = visibility)
         for part in sorted(PARTS):
             whisper_model_library(name = "%s_%s" % (variant, part), variant = variant, part = part, visibility = visibility)
+        if variant not in VARIANTS:
+            continue
         for precision in sorted(PRECISIONS):
             whisper_precision_checkpoint(
                 name = "%s_%s_checkpoint" % (variant, precision),
