@@ -22,6 +22,16 @@ MODELS = {
     "tiny": "tiny.en",
     "base": "base",
     "small": "small",
+    "medium_l2": "medium",
+    "large_v3_l2": "large-v3",
+}
+
+# Variant -> "ENCODER,DECODER" layers, for a model tested at its real widths with fewer layers (its
+# full depth takes minutes per test on 2 cores). large_v3_l2 also has the shapes of large-v3-turbo
+# and distil-large-v3 (the same widths, 128 mel bins, the v3 vocabulary; fewer decoder layers).
+LAYERS = {
+    "medium_l2": "2,2",
+    "large_v3_l2": "2,2",
 }
 
 # Precision -> the policy that derives its checkpoint from the variant's fp32 one
@@ -73,19 +83,20 @@ def whisper_precision_checkpoint(name, variant, precision, visibility = None):
         visibility = visibility,
     )
 
-def whisper_layout(name, model, visibility = None):
+def whisper_layout(name, model, layers = "", visibility = None):
     """`<name>/model_config.json` (dimensions) and `<name>/manifest.json` (layout, no weights) of
     the published `model`, written by models/whisper/checkpoint/layout.py.
 
     Args:
       name: target name, conventionally `<variant>_layout`.
       model: a key of layout.py's STANDARD, e.g. "tiny.en".
+      layers: "ENCODER,DECODER" layer counts at the model's widths; empty: the model's own.
       visibility: visibility of the files.
     """
     native.genrule(
         name = name,
         outs = ["%s/model_config.json" % name, "%s/manifest.json" % name],
-        cmd = "$(execpath //models/whisper/checkpoint:layout) --model %s --out_dir $(RULEDIR)/%s" % (model, name),
+        cmd = "$(execpath //models/whisper/checkpoint:layout) --model %s --layers '%s' --out_dir $(RULEDIR)/%s" % (model, layers, name),
         tools = ["//models/whisper/checkpoint:layout"],
         message = "Writing the layout of %s" % model,
         visibility = visibility,
@@ -130,7 +141,7 @@ def whisper_model_libraries(visibility = None):
     layout of the variant's dimensions (tiny_layout, base_layout); and per precision its
     checkpoints (tiny_bf16_checkpoint, ...) and libraries (tiny_bf16_encoder, ...)."""
     for variant in sorted(MODELS):
-        whisper_layout(name = "%s_layout" % variant, model = MODELS[variant], visibility = visibility)
+        whisper_layout(name = "%s_layout" % variant, model = MODELS[variant], layers = LAYERS.get(variant, ""), visibility = visibility)
         for part in sorted(PARTS):
             whisper_model_library(name = "%s_%s" % (variant, part), variant = variant, part = part, visibility = visibility)
         if variant not in VARIANTS:

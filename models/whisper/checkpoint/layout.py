@@ -69,17 +69,31 @@ def layout_sha256(dims: ModelDims) -> str:
     return layout_digest(*layout(dims))
 
 
-def write_layout_files(name: str, out_dir: str) -> None:
+def model_dims(name: str, layers: str = "") -> ModelDims:
+    """The dimensions of the published model `name`, or of it at other depths: `layers` "E,D" gives
+    E encoder and D decoder layers at the model's real widths (tests of large sizes)."""
+    dims = STANDARD[name]
+    if not layers:
+        return dims
+    try:
+        audio, text = (int(n) for n in layers.split(","))
+    except ValueError:
+        raise ValueError(f"--layers {layers!r}: expected ENCODER,DECODER layer counts, e.g. 2,2") from None
+    return ModelDims(**{**dims.to_dict(), "n_audio_layer": audio, "n_text_layer": text})
+
+
+def write_layout_files(name: str, out_dir: str, layers: str = "") -> None:
     """`out_dir`/model_config.json (the dimensions) and `out_dir`/manifest.json (the layout, no
     weights: format, alignment, weights_nbytes, the tensors' layout keys, layout_sha256) of the
-    published model `name`: what the compiler builds its libraries from."""
-    dims = STANDARD[name]
+    published model `name` (at `layers`, model_dims): what the compiler builds its libraries from."""
+    dims = model_dims(name, layers)
     entries, nbytes = layout(dims)
     manifest = {"format": FORMAT, "variant": name, "alignment": ALIGNMENT, "byte_order": "little",
                 "weights_file": "weights.bin", "weights_nbytes": nbytes, "tensors": entries,
                 "layout_sha256": layout_digest(entries, nbytes), "layout_sha256_covers": LAYOUT_RULE}
     os.makedirs(out_dir, exist_ok=True)
-    for file_name, doc in (("model_config.json", {"model": name, **dims.to_dict()}), ("manifest.json", manifest)):
+    config = {"model": name, **dims.to_dict()}
+    for file_name, doc in (("model_config.json", config), ("manifest.json", manifest)):
         with open(os.path.join(out_dir, file_name), "w", encoding="utf-8") as f:
             json.dump(doc, f, indent=2, sort_keys=True, ensure_ascii=True)
             f.write("\n")
@@ -89,9 +103,13 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Writes a published Whisper model's layout (model_config.json, "
                                                  "manifest.json without weights) for the compiler.")
     parser.add_argument("--model", required=True, choices=sorted(STANDARD), help="the published model")
+    parser.add_argument("--layers", default="", help="ENCODER,DECODER layer counts (default: the model's)")
     parser.add_argument("--out_dir", required=True, help="directory to write the two files into")
     args = parser.parse_args(argv)
-    write_layout_files(args.model, args.out_dir)
+    try:
+        write_layout_files(args.model, args.out_dir, args.layers)
+    except ValueError as e:
+        parser.error(str(e))
     return 0
 
 

@@ -2,7 +2,7 @@
 weights scaled like trained ones, for parity tests of sizes whose real weights this build cannot
 download: the same values load into our libraries and into openai-whisper's own model.
 
-    seeded --model small --out_dir DIR [--seed 0]
+    seeded --model small --out_dir DIR [--seed 0] [--layers ENCODER,DECODER]
 
 Scales (standard deviations, values then rounded to float16 as published weights are): linear
 and conv weights 1/sqrt(fan_in), so every projection keeps its input's scale; biases 0.02; the
@@ -51,10 +51,11 @@ def seeded_value(name: str, shape: tuple[int, ...], rng: np.random.Generator) ->
     return values.astype(np.float16).astype(np.float32)
 
 
-def write_seeded(name: str, out_dir: str, seed: int = 0) -> dict:
+def write_seeded(name: str, out_dir: str, seed: int = 0, layers: str = "") -> dict:
     """Writes weights.bin, manifest.json, model_config.json and tokenizer.json (a placeholder: no
-    text is decoded) of the seeded `name` into `out_dir`; returns the manifest."""
-    dims = layout.STANDARD[name]
+    text is decoded) of the seeded `name` (at `layers`, layout.model_dims) into `out_dir`; returns
+    the manifest."""
+    dims = layout.model_dims(name, layers)
     rng = np.random.default_rng(seed)
     stored = ((n, *storage.stored(n, seeded_value(n, shape, rng))) for n, shape in canonical_tensors(dims))
     with pack.staged(out_dir) as tmp:
@@ -74,8 +75,12 @@ def main(argv=None) -> int:
     parser.add_argument("--model", required=True, choices=sorted(layout.STANDARD), help="the published model")
     parser.add_argument("--out_dir", required=True)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--layers", default="", help="ENCODER,DECODER layer counts (default: the model's)")
     args = parser.parse_args(argv)
-    write_seeded(args.model, args.out_dir, args.seed)
+    try:
+        write_seeded(args.model, args.out_dir, args.seed, args.layers)
+    except ValueError as e:
+        parser.error(str(e))
     return 0
 
 
