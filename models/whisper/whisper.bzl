@@ -34,6 +34,15 @@ LAYERS = {
     "large_v3_l2": "2,2",
 }
 
+# The large models at full depth: libraries and seeded parity tests tagged manual (`//...` skips
+# them; `./bazelw test //models/whisper:seeded_parity_large_v3_turbo_test` runs one).
+FULL_DEPTH = {
+    "medium": "medium",
+    "large_v3": "large-v3",
+    "large_v3_turbo": "large-v3-turbo",
+    "distil_large_v3": "distil-large-v3",
+}
+
 # Precision -> the policy that derives its checkpoint from the variant's fp32 one
 # (models/whisper/checkpoint/precision). fp32 is the converted checkpoint itself: the default and
 # the parity build. A precision's libraries are the same circuits compiled against its manifest
@@ -83,7 +92,7 @@ def whisper_precision_checkpoint(name, variant, precision, visibility = None):
         visibility = visibility,
     )
 
-def whisper_layout(name, model, layers = "", visibility = None):
+def whisper_layout(name, model, layers = "", visibility = None, tags = None):
     """`<name>/model_config.json` (dimensions) and `<name>/manifest.json` (layout, no weights) of
     the published `model`, written by models/whisper/checkpoint/layout.py.
 
@@ -92,6 +101,7 @@ def whisper_layout(name, model, layers = "", visibility = None):
       model: a key of layout.py's STANDARD, e.g. "tiny.en".
       layers: "ENCODER,DECODER" layer counts at the model's widths; empty: the model's own.
       visibility: visibility of the files.
+      tags: of the target.
     """
     native.genrule(
         name = name,
@@ -100,9 +110,10 @@ def whisper_layout(name, model, layers = "", visibility = None):
         tools = ["//models/whisper/checkpoint:layout"],
         message = "Writing the layout of %s" % model,
         visibility = visibility,
+        tags = tags,
     )
 
-def whisper_model_library(name, variant, part, precision = "fp32", visibility = None):
+def whisper_model_library(name, variant, part, precision = "fp32", visibility = None, tags = None):
     """Generated C, cc_library and shared library for one Whisper variant, part and precision.
 
     Exported symbols are `ckw_<variant>_<part>_*` (fp32) or `ckw_<variant>_<precision>_<part>_*`;
@@ -134,16 +145,19 @@ def whisper_model_library(name, variant, part, precision = "fp32", visibility = 
         part = part,
         phases = PARTS[part].phases,
         visibility = visibility,
+        tags = tags,
     )
 
 def whisper_model_libraries(visibility = None):
     """Every variant x part: tiny_encoder, tiny_decoder, base_encoder, base_decoder, from the
     layout of the variant's dimensions (tiny_layout, base_layout); and per precision its
     checkpoints (tiny_bf16_checkpoint, ...) and libraries (tiny_bf16_encoder, ...)."""
-    for variant in sorted(MODELS):
-        whisper_layout(name = "%s_layout" % variant, model = MODELS[variant], layers = LAYERS.get(variant, ""), visibility = visibility)
+    for variant in sorted(MODELS) + sorted(FULL_DEPTH):
+        model = MODELS.get(variant) or FULL_DEPTH[variant]
+        tags = ["manual"] if variant in FULL_DEPTH else None
+        whisper_layout(name = "%s_layout" % variant, model = model, layers = LAYERS.get(variant, ""), visibility = visibility, tags = tags)
         for part in sorted(PARTS):
-            whisper_model_library(name = "%s_%s" % (variant, part), variant = variant, part = part, visibility = visibility)
+            whisper_model_library(name = "%s_%s" % (variant, part), variant = variant, part = part, visibility = visibility, tags = tags)
         if variant not in VARIANTS:
             continue
         for precision in sorted(PRECISIONS):

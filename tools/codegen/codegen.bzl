@@ -76,7 +76,7 @@ _version_script = rule(
     attrs = {"prefix": attr.string(mandatory = True)},
 )
 
-def ckw_model_library(name, circuit, config, kernels, variant, part, phases, manifest = None, visibility = None, testonly = False):
+def ckw_model_library(name, circuit, config, kernels, variant, part, phases, manifest = None, visibility = None, testonly = False, tags = None):
     """Generated C for one circuit, as a cc_library and a shared library exporting only its prefix.
 
     Targets: `<name>_c` (the generated files), `<name>_lib` (cc_library), `libckw_<variant>_<part>.so`
@@ -95,6 +95,7 @@ def ckw_model_library(name, circuit, config, kernels, variant, part, phases, man
       manifest: checkpoint manifest JSON label (needed when the circuit reads weights).
       visibility: visibility of the public targets.
       testonly: for test-only circuits.
+      tags: of every target (e.g. ["manual"] for libraries `//...` should not build).
     """
     prefix = "ckw_%s_%s" % (variant, part)
     ckw_codegen(
@@ -107,6 +108,7 @@ def ckw_model_library(name, circuit, config, kernels, variant, part, phases, man
         part = part,
         phases = phases,
         testonly = testonly,
+        tags = tags,
         visibility = visibility,
     )
     for group in ("c", "h", "json"):
@@ -115,6 +117,7 @@ def ckw_model_library(name, circuit, config, kernels, variant, part, phases, man
             srcs = [":" + name + "_c"],
             output_group = group,
             testonly = testonly,
+        tags = tags,
             visibility = visibility,
         )
     cc_library(
@@ -131,9 +134,10 @@ def ckw_model_library(name, circuit, config, kernels, variant, part, phases, man
         linkstatic = True,
         alwayslink = True,  # nothing in the .so references the entry points; keep them
         testonly = testonly,
+        tags = tags,
         visibility = visibility,
     )
-    _version_script(name = name + "_exports", prefix = prefix, testonly = testonly)
+    _version_script(name = name + "_exports", prefix = prefix, testonly = testonly, tags = tags)
     cc_binary(
         name = "lib%s.so" % prefix,
         linkshared = True,
@@ -141,17 +145,20 @@ def ckw_model_library(name, circuit, config, kernels, variant, part, phases, man
         additional_linker_inputs = [":%s_exports" % name],
         linkopts = ["-Wl,--version-script=$(location :%s_exports)" % name],
         testonly = testonly,
+        tags = tags,
         visibility = visibility,
     )
     native.filegroup(
         name = name,
         srcs = [":lib%s.so" % prefix, ":%s_h_files" % name],
         testonly = testonly,
+        tags = tags,
         visibility = visibility,
     )
     ckw_explorer_page(
         name = name + "_explorer",
         library = ":" + name + "_c",
         testonly = testonly,
+        tags = tags,
         visibility = visibility,
     )
