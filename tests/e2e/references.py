@@ -77,27 +77,22 @@ def _greedy(variant, audio_root):
     return cases
 
 
-# beam_openai_test: beam 5 on every shared clip (tiny) or every third (base: the same search at
-# base's widths, at a third of the 15 s per clip its reference takes); with patience 2 and with a
-# length penalty on the first three.
+# beam_openai_test: beam 5 on every shared clip; with patience 2 and with a length penalty on the
+# first three.
 BEAM_EXTRA = [{"patience": 2.0}, {"length_penalty": 0.6}]
 BEAM_EXTRA_CLIPS = 3
-BEAM_CLIP_STEP = {"tiny": 1, "base": 3}
 
 
 def _beam(variant, audio_root):
-    clips = shared_clips(audio_root)[::BEAM_CLIP_STEP[variant]]
+    clips = shared_clips(audio_root)
     runs = [(clip, {}) for clip in clips] + [(c, extra) for c in clips[:BEAM_EXTRA_CLIPS] for extra in BEAM_EXTRA]
     return [Case(f"{clip} beam 5" + "".join(f" {k} {v}" for k, v in extra.items()), "window", clip,
                  {"language": "en", "beam_size": 5, **extra}) for clip, extra in runs]
 
 
 def _word_timestamps(variant, audio_root):
-    """word_timestamps_openai_test: every LibriSpeech clip and the sonnets (words across windows)
-    on tiny; every other clip on base (the same alignment code at base's widths and heads, where
-    openai-whisper's side takes 11 s per clip and 6 minutes for the sonnets on 2 cores)."""
-    clips = [c for c in shared_clips(audio_root) if c.startswith("librispeech/")]
-    clips = clips + [SONNETS] if variant == "tiny" else clips[::2]
+    """word_timestamps_openai_test: every LibriSpeech clip and the sonnets."""
+    clips = [c for c in shared_clips(audio_root) if c.startswith("librispeech/")] + [SONNETS]
     options = {"temperature": TEMPERATURES, "language": "en", "word_timestamps": True}
     return [Case(clip, "transcribe_greedy", clip, options) for clip in clips]
 
