@@ -20,23 +20,10 @@ from tests.e2e import references
 from tests.e2e.clips import shard, shared_clips
 
 VARIANT = os.environ["CKW_VARIANT"]
-AVX512 = ("avx512f", "avx512bw", "avx512dq", "avx512vl")  # kernels/common/cpu.h's AVX-512 path
-
-
-def cpu_flags() -> set[str]:
-    with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
-        return next((set(line.split(":", 1)[1].split()) for line in f if line.startswith("flags")), set())
-
-
-# token_equality_tiny_avx2_test caps the kernels at AVX2 (CKW_ISA); on a CPU without AVX-512 that
-# is the path token_equality_tiny_test already takes, so the run would only repeat it.
-REPEATS_DEFAULT_PATH = os.environ.get("CKW_ISA") == "avx2" and not all(f in cpu_flags() for f in AVX512)
 
 
 @pytest.fixture(scope="module")
 def engine():
-    if REPEATS_DEFAULT_PATH:
-        pytest.skip("this CPU has no AVX-512: its best path is AVX2, which token_equality_tiny_test runs")
     return Engine.from_runfiles(VARIANT)
 
 
