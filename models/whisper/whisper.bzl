@@ -43,9 +43,6 @@ FULL_DEPTH = {
     "distil_large_v3": "distil-large-v3",
 }
 
-# Every variant that gets libraries -> its published model.
-ALL_MODELS = dict(MODELS, **FULL_DEPTH)
-
 # Precision -> the policy that derives its checkpoint from the variant's fp32 one
 # (models/whisper/checkpoint/precision). fp32 is the converted checkpoint itself: the default and
 # the parity build. A precision's libraries are the same circuits compiled against its manifest
@@ -155,9 +152,10 @@ def whisper_model_libraries(visibility = None):
     """Every variant x part: tiny_encoder, tiny_decoder, base_encoder, base_decoder, from the
     layout of the variant's dimensions (tiny_layout, base_layout); and per precision its
     checkpoints (tiny_bf16_checkpoint, ...) and libraries (tiny_bf16_encoder, ...)."""
-    for variant in sorted(ALL_MODELS):
+    for variant in sorted(MODELS) + sorted(FULL_DEPTH):
+        model = MODELS.get(variant) or FULL_DEPTH[variant]
         tags = ["manual"] if variant in FULL_DEPTH else None
-        whisper_layout(name = "%s_layout" % variant, model = ALL_MODELS[variant], layers = LAYERS.get(variant, ""), visibility = visibility, tags = tags)
+        whisper_layout(name = "%s_layout" % variant, model = model, layers = LAYERS.get(variant, ""), visibility = visibility, tags = tags)
         for part in sorted(PARTS):
             whisper_model_library(name = "%s_%s" % (variant, part), variant = variant, part = part, visibility = visibility, tags = tags)
         if variant not in VARIANTS:

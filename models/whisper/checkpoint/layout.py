@@ -14,14 +14,15 @@ STANDARD holds openai-whisper's dimensions of each published model (its ModelDim
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 
 import numpy as np
 
-from models.whisper.checkpoint import pack, storage
+from models.whisper.checkpoint import storage
 from models.whisper.checkpoint.canonical import ModelDims, canonical_tensors
-from models.whisper.checkpoint.packed import ALIGNMENT, DTYPE_STORAGE, layout_digest
+from models.whisper.checkpoint.packed import ALIGNMENT, DTYPE_STORAGE, FORMAT, LAYOUT_RULE, layout_digest
 
 
 def _dims(n_mels, n_vocab, state, heads, audio_layers, text_layers) -> ModelDims:
@@ -86,9 +87,16 @@ def write_layout_files(name: str, out_dir: str, layers: str = "") -> None:
     weights: format, alignment, weights_nbytes, the tensors' layout keys, layout_sha256) of the
     published model `name` (at `layers`, model_dims): what the compiler builds its libraries from."""
     dims = model_dims(name, layers)
+    entries, nbytes = layout(dims)
+    manifest = {"format": FORMAT, "variant": name, "alignment": ALIGNMENT, "byte_order": "little",
+                "weights_file": "weights.bin", "weights_nbytes": nbytes, "tensors": entries,
+                "layout_sha256": layout_digest(entries, nbytes), "layout_sha256_covers": LAYOUT_RULE}
     os.makedirs(out_dir, exist_ok=True)
-    pack.dump(os.path.join(out_dir, "model_config.json"), {"model": name, **dims.to_dict()})
-    pack.dump(os.path.join(out_dir, "manifest.json"), pack.layout_manifest(*layout(dims), name))
+    config = {"model": name, **dims.to_dict()}
+    for file_name, doc in (("model_config.json", config), ("manifest.json", manifest)):
+        with open(os.path.join(out_dir, file_name), "w", encoding="utf-8") as f:
+            json.dump(doc, f, indent=2, sort_keys=True, ensure_ascii=True)
+            f.write("\n")
 
 
 def main(argv=None) -> int:

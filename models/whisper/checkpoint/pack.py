@@ -109,9 +109,8 @@ def staged(out_dir: str):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def layout_manifest(entries: list[dict], nbytes: int, variant: str) -> dict:
-    """The layout part of manifest.json (no weight hashes): what the compiler reads, and all that a
-    manifest written from a model's dimensions alone holds (layout.py)."""
+def manifest_for(entries: list[dict], nbytes: int, weights_sha: str, variant: str, **extra) -> dict:
+    """manifest.json for tensors `entries` (write_weights) in a weights file of `nbytes` bytes."""
     return {
         "format": FORMAT,
         "variant": variant,
@@ -119,17 +118,10 @@ def layout_manifest(entries: list[dict], nbytes: int, variant: str) -> dict:
         "byte_order": "little",
         "weights_file": "weights.bin",
         "weights_nbytes": nbytes,
+        "weights_sha256": weights_sha,
         "tensors": entries,
         "layout_sha256": layout_digest(entries, nbytes),
         "layout_sha256_covers": LAYOUT_RULE,
-    }
-
-
-def manifest_for(entries: list[dict], nbytes: int, weights_sha: str, variant: str, **extra) -> dict:
-    """manifest.json for tensors `entries` (write_weights) in a weights file of `nbytes` bytes."""
-    return {
-        **layout_manifest(entries, nbytes, variant),
-        "weights_sha256": weights_sha,
         "manifest_sha256": tensors_digest(entries),
         "manifest_sha256_covers": DIGEST_RULE,
         **extra,
