@@ -20,6 +20,7 @@ VARIANTS = {
 # (//models/whisper:seeded_parity_<variant>_test).
 MODELS = {
     "tiny": "tiny.en",
+    "tiny_f32": "tiny.en",
     "base": "base",
     "small": "small",
     "medium_l2": "medium",
@@ -32,6 +33,13 @@ MODELS = {
 LAYERS = {
     "medium_l2": "2,2",
     "large_v3_l2": "2,2",
+}
+
+# Variant -> its storage (models/whisper/checkpoint/storage.py) when not "f16" (published
+# checkpoints): "f32" libraries run checkpoints trained in float32 (fine-tunes), which float16
+# cannot hold.
+STORAGE = {
+    "tiny_f32": "f32",
 }
 
 # The large models at full depth: libraries and seeded parity tests tagged manual (`//...` skips
@@ -92,7 +100,7 @@ def whisper_precision_checkpoint(name, variant, precision, visibility = None):
         visibility = visibility,
     )
 
-def whisper_layout(name, model, layers = "", visibility = None, tags = None):
+def whisper_layout(name, model, layers = "", storage = "f16", visibility = None, tags = None):
     """`<name>/model_config.json` (dimensions) and `<name>/manifest.json` (layout, no weights) of
     the published `model`, written by models/whisper/checkpoint/layout.py.
 
@@ -100,13 +108,14 @@ def whisper_layout(name, model, layers = "", visibility = None, tags = None):
       name: target name, conventionally `<variant>_layout`.
       model: a key of layout.py's STANDARD, e.g. "tiny.en".
       layers: "ENCODER,DECODER" layer counts at the model's widths; empty: the model's own.
+      storage: "f16" (published checkpoints) or "f32" (every tensor float32).
       visibility: visibility of the files.
       tags: of the target.
     """
     native.genrule(
         name = name,
         outs = ["%s/model_config.json" % name, "%s/manifest.json" % name],
-        cmd = "$(execpath //models/whisper/checkpoint:layout) --model %s --layers '%s' --out_dir $(RULEDIR)/%s" % (model, layers, name),
+        cmd = "$(execpath //models/whisper/checkpoint:layout) --model %s --layers '%s' --storage %s --out_dir $(RULEDIR)/%s" % (model, layers, storage, name),
         tools = ["//models/whisper/checkpoint:layout"],
         message = "Writing the layout of %s" % model,
         visibility = visibility,
@@ -155,7 +164,14 @@ def whisper_model_libraries(visibility = None):
     for variant in sorted(MODELS) + sorted(FULL_DEPTH):
         model = MODELS.get(variant) or FULL_DEPTH[variant]
         tags = ["manual"] if variant in FULL_DEPTH else None
-        whisper_layout(name = "%s_layout" % variant, model = model, layers = LAYERS.get(variant, ""), visibility = visibility, tags = tags)
+        whisper_layout(
+            name = "%s_layout" % variant,
+            model = model,
+            layers = LAYERS.get(variant, ""),
+            storage = STORAGE.get(variant, "f16"),
+            visibility = visibility,
+            tags = tags,
+        )
         for part in sorted(PARTS):
             whisper_model_library(name = "%s_%s" % (variant, part), variant = variant, part = part, visibility = visibility, tags = tags)
         if variant not in VARIANTS:
@@ -211,5 +227,46 @@ def whisper_explorer_index(name, frontend, visibility = None):
         name = name,
         libraries = libraries,
         xray_tests = {v: "//tests/e2e:xray_parity_%s_test" % v for v in VARIANTS},
+        visibility = visibility,
+    )
+
+def whisper_library_index(name, visibility = None):
+    """`<name>.json`: layout_sha256 -> the libraries generated for that layout (every variant and
+    precision here; models/whisper/library_index.py), and `<name>` with it, the frontends and the
+    libraries of the variants that serve published models at their real depth in `//...`
+    (what //tools:transcribe runs: the full-depth large models are built on request).
+
+    Args:
+      name: target name.
+      visibility: visibility of the targets.
+    """
+    specs, manifests = [], []
+    for variant in sorted(MODELS) + sorted(FULL_DEPTH):
+        model = MODELS.get(variant) or FULL_DEPTH[variant]
+        manifest = ":%s_layout/manifest.json" % variant
+        specs.append("%s=%s=fp32=$(location %s)" % (variant, model, manifest))
+        manifests.append(manifest)
+        if variant in VARIANTS:
+            for precision in sorted(PRECISIONS):
+                manifest = ":%s_%s_checkpoint/manifest.json" % (variant, precision)
+                specs.append("%s_%s=%s=%s=$(location %s)" % (variant, precision, model, precision, manifest))
+                manifests.append(manifest)
+    native.genrule(
+        name = name + "_json",
+        srcs = manifests,
+        outs = [name + ".json"],
+        cmd = "$(execpath //models/whisper:library_index) --out $@ " + " ".join(specs),
+        tools = ["//models/whisper:library_index"],
+        message = "Indexing the Whisper libraries by layout",
+        visibility = visibility,
+    )
+    served = [v for v in sorted(MODELS) if v not in LAYERS]
+    native.filegroup(
+        name = name,
+        srcs = [name + ".json", ":libckw_whisper_frontend.so", ":libckw_whisper_128_frontend.so"] + [
+            ":libckw_%s_%s.so" % (v, part)
+            for v in served
+            for part in sorted(PARTS)
+        ],
         visibility = visibility,
     )

@@ -50,13 +50,14 @@ STANDARD = {
 }
 
 
-def layout(dims: ModelDims) -> tuple[list[dict], int]:
+def layout(dims: ModelDims, kind: str = "f16") -> tuple[list[dict], int]:
     """(manifest entries with the layout keys name, dtype, shape, offset, nbytes; weights file
-    size) of a published checkpoint of `dims`."""
+    size) of a checkpoint of `dims` packed with storage `kind` (storage.STORAGES; "f16": a
+    published checkpoint)."""
     dims.validate("layout")
     entries, offset = [], 0
     for name, shape in canonical_tensors(dims):
-        dtype = "f16" if storage.is_f16_candidate(name) else "f32"
+        dtype = storage.dtype_for(name, kind)
         offset += -offset % ALIGNMENT
         nbytes = int(np.prod(shape)) * np.dtype(DTYPE_STORAGE[dtype]).itemsize
         entries.append({"name": name, "dtype": dtype, "shape": list(shape), "offset": offset, "nbytes": nbytes})
@@ -64,9 +65,10 @@ def layout(dims: ModelDims) -> tuple[list[dict], int]:
     return entries, offset
 
 
-def layout_sha256(dims: ModelDims) -> str:
-    """The manifest's layout_sha256 of every published checkpoint of `dims` (packed.LAYOUT_RULE)."""
-    return layout_digest(*layout(dims))
+def layout_sha256(dims: ModelDims, kind: str = "f16") -> str:
+    """The manifest's layout_sha256 of every checkpoint of `dims` packed with storage `kind`
+    (packed.LAYOUT_RULE)."""
+    return layout_digest(*layout(dims, kind))
 
 
 def model_dims(name: str, layers: str = "") -> ModelDims:
@@ -82,17 +84,18 @@ def model_dims(name: str, layers: str = "") -> ModelDims:
     return ModelDims(**{**dims.to_dict(), "n_audio_layer": audio, "n_text_layer": text})
 
 
-def write_layout_files(name: str, out_dir: str, layers: str = "") -> None:
+def write_layout_files(name: str, out_dir: str, layers: str = "", kind: str = "f16") -> None:
     """`out_dir`/model_config.json (the dimensions) and `out_dir`/manifest.json (the layout, no
     weights: format, alignment, weights_nbytes, the tensors' layout keys, layout_sha256) of the
-    published model `name` (at `layers`, model_dims): what the compiler builds its libraries from."""
+    published model `name` (at `layers`, model_dims) with storage `kind`: what the compiler builds
+    its libraries from."""
     dims = model_dims(name, layers)
-    entries, nbytes = layout(dims)
+    entries, nbytes = layout(dims, kind)
     manifest = {"format": FORMAT, "variant": name, "alignment": ALIGNMENT, "byte_order": "little",
                 "weights_file": "weights.bin", "weights_nbytes": nbytes, "tensors": entries,
                 "layout_sha256": layout_digest(entries, nbytes), "layout_sha256_covers": LAYOUT_RULE}
     os.makedirs(out_dir, exist_ok=True)
-    config = {"model": name, **dims.to_dict()}
+    config = {"model": name, "storage": kind, **dims.to_dict()}
     for file_name, doc in (("model_config.json", config), ("manifest.json", manifest)):
         with open(os.path.join(out_dir, file_name), "w", encoding="utf-8") as f:
             json.dump(doc, f, indent=2, sort_keys=True, ensure_ascii=True)
@@ -104,10 +107,12 @@ def main(argv=None) -> int:
                                                  "manifest.json without weights) for the compiler.")
     parser.add_argument("--model", required=True, choices=sorted(STANDARD), help="the published model")
     parser.add_argument("--layers", default="", help="ENCODER,DECODER layer counts (default: the model's)")
+    parser.add_argument("--storage", default="f16", choices=storage.STORAGES,
+                        help="f16: published checkpoints (default); f32: every tensor float32")
     parser.add_argument("--out_dir", required=True, help="directory to write the two files into")
     args = parser.parse_args(argv)
     try:
-        write_layout_files(args.model, args.out_dir, args.layers)
+        write_layout_files(args.model, args.out_dir, args.layers, args.storage)
     except ValueError as e:
         parser.error(str(e))
     return 0

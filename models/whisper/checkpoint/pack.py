@@ -70,7 +70,15 @@ def write_packed(
     config[RESTORED_KEY] = restore_missing_merges(tokenizer)  # the runtime loads the file as written
 
     with staged(out_dir) as tmp:
-        entries, nbytes, weights_sha = write_weights(_stored(conversion), os.path.join(tmp, "weights.bin"))
+        try:
+            kind = "f16"
+            entries, nbytes, weights_sha = write_weights(_stored(conversion, kind), os.path.join(tmp, "weights.bin"))
+        except storage.NotF16Exact as e:  # trained in float32: rewrite every tensor as float32
+            kind = "f32"
+            notes.append(f"{e}: every tensor is stored as float32 (f32 storage; the libraries of this "
+                         "architecture built with f32 storage run it)")
+            entries, nbytes, weights_sha = write_weights(_stored(conversion, kind), os.path.join(tmp, "weights.bin"))
+        config["storage"] = kind
         manifest = manifest_for(entries, nbytes, weights_sha, variant)
         digest = manifest["manifest_sha256"]
         config["manifest_sha256"] = digest
@@ -128,9 +136,9 @@ def manifest_for(entries: list[dict], nbytes: int, weights_sha: str, variant: st
     }
 
 
-def _stored(conversion: Conversion) -> Iterator[tuple[str, str, np.ndarray]]:
-    """(name, dtype, data) of every converted tensor, loaded one at a time and checked: float32,
-    or f16 where storage.py says that holds it exactly."""
+def _stored(conversion: Conversion, kind: str) -> Iterator[tuple[str, str, np.ndarray]]:
+    """(name, dtype, data) of every converted tensor, loaded one at a time and checked, stored
+    with storage `kind` (storage.py: NotF16Exact when "f16" cannot hold a candidate)."""
     for t in conversion.tensors:
         arr = t.load()
         if arr.dtype != np.dtype("<f4") or tuple(arr.shape) != tuple(t.shape):
@@ -138,7 +146,7 @@ def _stored(conversion: Conversion) -> Iterator[tuple[str, str, np.ndarray]]:
                 f"{t.origin}: tensor '{t.name}' loaded as {arr.dtype} {list(arr.shape)}, "
                 f"expected float32 {list(t.shape)}"
             )
-        yield (t.name, *storage.stored(t.name, arr))
+        yield (t.name, *storage.stored_as(t.name, arr, kind))
 
 
 def write_weights(tensors: Iterable[tuple[str, str, np.ndarray]], path: str) -> tuple[list[dict], int, str]:

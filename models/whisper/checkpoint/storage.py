@@ -6,9 +6,14 @@ weight) are what every encoder GEMM and every decode step reads: stored as f16 t
 bytes, and the kernels that read them (kernels/gemm/f16w_gemm_nt*, kernels/embedding/
 f16_embedding_positions) widen each value back exactly, so the fp32 build computes on the very
 same numbers and gives the same bits. A tensor is narrowed only if every value survives the
-round trip float32 -> float16 -> float32 bit for bit (NaN and -0 included); any other tensor (a
-fine-tuned checkpoint trained in float32, say) stays f32 and its kernels are the f32 ones. The
-compiler picks the kernels from the manifest's dtypes, so nothing else needs to know.
+round trip float32 -> float16 -> float32 bit for bit (NaN and -0 included); any other tensor
+stays f32 and its kernels are the f32 ones. The compiler picks the kernels from the manifest's
+dtypes, so nothing else needs to know.
+
+A checkpoint packs with one of two STORAGES, so that its layout is one a library can be built
+for ahead of time (layout.py): "f16", every candidate in float16 (published checkpoints, and
+fine-tunes trained in float16); or "f32", every tensor float32 (a checkpoint trained in float32,
+which float16 cannot hold: the first inexact candidate moves the whole checkpoint to f32).
 """
 
 from __future__ import annotations
@@ -42,6 +47,35 @@ def f16_exact(arr: np.ndarray) -> np.ndarray | None:
 def is_f16_candidate(name: str) -> bool:
     """Whether tensor `name` is stored as f16 when f16 holds it exactly (F16_CANDIDATES)."""
     return any(fnmatch.fnmatchcase(name, p) for p in F16_CANDIDATES)
+
+
+STORAGES = ("f16", "f32")
+
+
+class NotF16Exact(ValueError):
+    """A candidate tensor that float16 cannot hold, met while packing with "f16" storage."""
+
+    def __init__(self, name: str):
+        super().__init__(f"tensor '{name}' has values float16 cannot hold exactly")
+        self.name = name
+
+
+def dtype_for(name: str, storage: str) -> str:
+    """The manifest dtype of tensor `name` in a checkpoint packed with `storage` (STORAGES)."""
+    if storage not in STORAGES:
+        raise ValueError(f"storage {storage!r}: use one of {', '.join(STORAGES)}")
+    return "f16" if storage == "f16" and is_f16_candidate(name) else "f32"
+
+
+def stored_as(name: str, arr: np.ndarray, storage: str) -> tuple[str, np.ndarray]:
+    """(manifest dtype, data) of tensor `name` with `storage`; NotF16Exact for an "f16" candidate
+    that float16 cannot hold."""
+    if dtype_for(name, storage) == "f32":
+        return "f32", arr
+    narrow = f16_exact(arr)
+    if narrow is None:
+        raise NotF16Exact(name)
+    return "f16", narrow
 
 
 def stored(name: str, arr: np.ndarray) -> tuple[str, np.ndarray]:
