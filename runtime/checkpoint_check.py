@@ -27,13 +27,13 @@ from runtime.errors import EngineError
 class CheckpointFiles:
     """The files of checkpoint directory `directory` of model `variant` at `precision` (fp32: the
     converted checkpoint, a repository; else one derived from it by a build action), opened and
-    checked. A derived (bf16) manifest passes the same checks: its digest covers dtypes too."""
+    checked; `rebuild` says how to replace it (default: its Bazel target). A derived (bf16) manifest passes the same checks: its digest covers dtypes too."""
 
-    def __init__(self, directory: str, variant: str, precision: str = "fp32"):
+    def __init__(self, directory: str, variant: str, precision: str = "fp32", rebuild: str | None = None):
         self.error = EngineError
         self.directory = directory
-        self.rebuild = (f"rebuild it: ./bazelw sync --only=whisper_{variant}" if precision == "fp32" else
-                        f"rebuild it: ./bazelw build //models/whisper:{variant}_{precision}_checkpoint")
+        self.rebuild = rebuild or (f"rebuild it: ./bazelw sync --only=whisper_{variant}" if precision == "fp32" else
+                                   f"rebuild it: ./bazelw build //models/whisper:{variant}_{precision}_checkpoint")
         self.weights = self._existing("weights.bin")
         self.manifest_path = self._existing("manifest.json")
         self.config = self._json("model_config.json")

@@ -21,7 +21,7 @@ from typing import Dict, Self, Sequence
 
 import numpy as np
 
-from runtime import abi, audio_stream, checkpoint_check, longform, runfiles
+from runtime import abi, audio_stream, checkpoint_check, libraries, longform, runfiles
 from runtime.errors import AudioError, EngineError  # callers import them from here too
 from runtime.decoding import DecodingOptions, greedy_decode
 from runtime.tokenizer import WhisperTokenizer
@@ -41,6 +41,9 @@ def check_isa_cap() -> None:
         raise EngineError(f"CKW_ISA={value!r} in the environment: use one of {', '.join(ISA_CAPS)}, or unset it "
                           "for the best path this CPU has")
 
+
+# The variants whose checkpoints the build packs (@whisper_<variant>) -> the model each one is.
+BUILT_IN = {"tiny": "tiny.en", "base": "base"}
 
 # fp32: the converted checkpoint (default, the parity build); bf16: weights derived from it by
 # models/whisper/precision_bf16.json, libraries ckw_<variant>_bf16_<part>.
@@ -211,7 +214,8 @@ class Engine:
     the CPUs this process may use)."""
 
     def __init__(self, variant: str, frontend: str, encoder: str, decoder: str, checkpoint_dir: str,
-                 verify_weights: bool = False, threads: int | None = None, precision: str = "fp32"):
+                 verify_weights: bool = False, threads: int | None = None, precision: str = "fp32",
+                 rebuild: str | None = None, model: str | None = None):
         if threads is not None and threads < 1:
             raise EngineError(f"threads={threads}: give at least 1 (or None for every CPU)")
         check_isa_cap()
@@ -220,7 +224,8 @@ class Engine:
         self.precision = precision
         self.handles = []
         self._lock = threading.RLock()  # reentrant: transcribe_long runs transcribe
-        ckpt = checkpoint_check.CheckpointFiles(checkpoint_dir, variant, precision)
+        ckpt = checkpoint_check.CheckpointFiles(checkpoint_dir, variant, precision, rebuild)
+        self.model = model or ckpt.config.get("variant", variant)
         self.config: Dict = ckpt.config
         self.manifest_sha256 = ckpt.manifest["manifest_sha256"]
         self.weights_sha256 = ckpt.manifest["weights_sha256"]
@@ -246,7 +251,7 @@ class Engine:
                       threads: int | None = None) -> "Engine":
         """The libraries and checkpoint of `variant` (tiny, base) at `precision` (fp32, bf16) from
         the runfiles (//runtime:engine_data_<variant>[_bf16] in the target's data)."""
-        if variant not in ("tiny", "base"):
+        if variant not in BUILT_IN:
             raise EngineError(f"unknown model {variant!r}; use tiny or base")
         name = _build_name(variant, precision)
         lib = lambda stem: runfiles.locate("ckw", f"models/whisper/libckw_{stem}.so")  # noqa: E731
@@ -259,7 +264,21 @@ class Engine:
         except FileNotFoundError as e:  # a target without //runtime:engine_data_<variant>[_<precision>]
             raise EngineError(f"{variant} {precision}: {e}") from e
         return cls(variant, *paths, weights.rsplit("/", 1)[0], verify_weights=verify_weights, threads=threads,
-                   precision=precision)
+                   precision=precision, model=BUILT_IN[variant])
+
+    @classmethod
+    def from_checkpoint(cls, checkpoint_dir: str, verify_weights: bool = False, threads: int | None = None,
+                        rebuild: str | None = None, model: str | None = None) -> "Engine":
+        """A packed checkpoint directory of any architecture this build has libraries for (a
+        fine-tune, one converted from the Hub or a local directory: models/whisper/checkpoint/
+        store.py finds and packs them), run on the libraries of its layout (runtime/libraries.py).
+        `rebuild`: how to replace the directory, for messages; `model`: its name, for results."""
+        files = checkpoint_check.CheckpointFiles(checkpoint_dir, "", rebuild=rebuild or
+                                                 f"delete {checkpoint_dir} and convert the checkpoint again")
+        libs = libraries.for_checkpoint(files.manifest, files.manifest_path)
+        return cls(libs.variant, libs.frontend, libs.encoder, libs.decoder, checkpoint_dir,
+                   verify_weights=verify_weights, threads=threads, precision=libs.precision, rebuild=files.rebuild,
+                   model=model)
 
     @property
     def closed(self) -> bool:
@@ -316,6 +335,7 @@ class Engine:
     def model_info(self) -> Dict:
         """What a result's `model` entry says: variant, precision, checkpoint source and hashes."""
         return {
+            "model": self.model,
             "variant": self.variant,
             "precision": self.precision,
             "checkpoint_source": self.config.get("source", "unknown"),

