@@ -69,17 +69,20 @@ def decode_mask(dump: bytes, dims: ModelDims, name: str, where: str) -> list[lis
 
 def _module_dicts(path: str, names: tuple[str, ...]) -> dict[str, dict]:
     """The literal dicts assigned to `names` at the top level of the Python file `path`."""
-    with open(path, encoding="utf-8") as f:
-        tree = ast.parse(f.read(), path)
-    found = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            if node.targets[0].id in names:
-                found[node.targets[0].id] = ast.literal_eval(node.value)
-    missing = [n for n in names if n not in found]
+    unsupported = "this openai-whisper release is not supported; install the one requirements_lock.txt pins"
+    try:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), path)
+        found = {}
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                if node.targets[0].id in names:
+                    found[node.targets[0].id] = ast.literal_eval(node.value)
+    except (OSError, SyntaxError, ValueError) as e:
+        raise CheckpointError(f"{path}: unreadable ({e}); {unsupported}") from e
+    missing = [n for n in names if not isinstance(found.get(n), dict)]
     if missing:
-        raise CheckpointError(f"{path}: no top-level {missing[0]} literal; this openai-whisper release is not "
-                              "supported, pin the one requirements_lock.txt names")
+        raise CheckpointError(f"{path}: no top-level {missing[0]} dict literal; {unsupported}")
     return found
 
 

@@ -147,3 +147,13 @@ def test_the_mask_decoder_refuses_a_mask_of_other_dimensions():
     with pytest.raises(CheckpointError, match="mask of tiny.en has 24 flags.*4 decoder layers x 8 heads"):
         alignment_heads.decode_mask(whisper._ALIGNMENT_HEADS["tiny.en"],
                                     ModelDims(**{**TINY_EN.to_dict(), "n_text_head": 8}), "tiny.en", "x")
+
+
+def test_an_openai_whisper_source_without_the_table_is_refused(tmp_path):
+    module = tmp_path / "__init__.py"
+    module.write_text("_ALIGNMENT_HEADS = {}\n_MODELS = make_models()\n")
+    with pytest.raises(CheckpointError, match="__init__.py: unreadable.*requirements_lock.txt"):
+        alignment_heads._module_dicts(str(module), ("_ALIGNMENT_HEADS", "_MODELS"))
+    module.write_text("_ALIGNMENT_HEADS = {}\n")
+    with pytest.raises(CheckpointError, match="no top-level _MODELS dict literal"):
+        alignment_heads._module_dicts(str(module), ("_ALIGNMENT_HEADS", "_MODELS"))
