@@ -143,7 +143,8 @@ def convert_hf(directory: str) -> Conversion:
     heads = gen.get("alignment_heads")
     if heads is None:
         heads = []
-        notes.append(f"{directory} has no alignment_heads in generation_config.json; word timestamps unavailable")
+        notes.append(f"{directory} has no alignment_heads in generation_config.json; taken from openai-whisper "
+                     "(model_config.json alignment_heads_source)")
     lang_to_id = gen.get("lang_to_id")
     stored = sorted({t.dtype for t in st.tensors.values()})
     return Conversion(

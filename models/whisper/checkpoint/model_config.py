@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 
+from models.whisper.checkpoint import alignment_heads
 from models.whisper.checkpoint.canonical import DIM_KEYS, Conversion
 from models.whisper.checkpoint.errors import CheckpointError
 
@@ -73,9 +74,17 @@ def special_tokens(tokenizer: dict, n_vocab: int, path: str) -> dict:
 
 
 def build(
-    variant: str, source: str, conversion: Conversion, tokenizer: dict, tokenizer_path: str
+    variant: str,
+    source: str,
+    conversion: Conversion,
+    tokenizer: dict,
+    tokenizer_path: str,
+    *,
+    model: str | None = None,
 ) -> tuple[dict, list[str]]:
-    """The model_config.json document and notes for the audit."""
+    """The model_config.json document and notes for the audit. `model` is the openai-whisper model
+    (e.g. "tiny.en") the user asked for: it picks the alignment heads of a checkpoint without its
+    own (alignment_heads.select)."""
     dims = conversion.dims
     cfg: dict = {k: getattr(dims, k) for k in DIM_KEYS}
     cfg["variant"] = variant
@@ -99,7 +108,16 @@ def build(
                 f"alignment head [{layer}, {head}] is outside the decoder's "
                 f"{dims.n_text_layer} layers x {dims.n_text_head} heads"
             )
-    cfg["alignment_heads"] = [list(h) for h in conversion.alignment_heads]
+    if model is not None:
+        alignment_heads.check_model(model)
+    if conversion.alignment_heads:  # a checkpoint's own heads always win
+        heads, heads_source = [list(h) for h in conversion.alignment_heads], alignment_heads.SOURCE_CHECKPOINT
+    else:
+        heads, heads_source, heads_notes = alignment_heads.select(dims, model)
+        notes += heads_notes
+    cfg["alignment_heads"] = heads
+    cfg["alignment_heads_source"] = heads_source
+    notes.append(f"alignment heads ({len(heads)}) from {heads_source}")
     if conversion.source_lang_ids is not None:
         ours = sorted(specials["language_ids"].values())
         theirs = sorted(conversion.source_lang_ids)

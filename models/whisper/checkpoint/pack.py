@@ -60,13 +60,16 @@ def write_packed(
     variant: str,
     source: str,
     source_files: list[str],
+    *,
+    model: str | None = None,
 ) -> dict:
-    """Pack `conversion` into `out_dir`; returns a summary (counts, sizes, digests)."""
+    """Pack `conversion` into `out_dir`; returns a summary (counts, sizes, digests). `model`: the
+    openai-whisper model name the user asked for, if any (model_config.build)."""
     # Everything that can fail cheaply runs before the first byte is written.
     for _, check in conversion.checks:
         check()
     tokenizer = model_config.load_tokenizer(tokenizer_path)
-    config, notes = model_config.build(variant, source, conversion, tokenizer, tokenizer_path)
+    config, notes = model_config.build(variant, source, conversion, tokenizer, tokenizer_path, model=model)
     config[RESTORED_KEY] = restore_missing_merges(tokenizer)  # the runtime loads the file as written
 
     with staged(out_dir) as tmp:

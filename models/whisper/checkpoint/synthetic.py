@@ -251,21 +251,33 @@ def hf_config(dims: ModelDims = SMALL) -> dict:
     }
 
 
-def write_hf_dir(directory: str, tensors: dict[str, np.ndarray], dims: ModelDims = SMALL) -> str:
-    """A Hugging Face Whisper directory, written with the `safetensors` library itself."""
+def write_hf_dir(
+    directory: str,
+    tensors: dict[str, np.ndarray],
+    dims: ModelDims = SMALL,
+    alignment_heads: list[list[int]] | None = ALIGNMENT_HEADS,
+    specials: dict[str, int] = SPECIAL_TOKENS,
+) -> str:
+    """A Hugging Face Whisper directory, written with the `safetensors` library itself;
+    `alignment_heads` None leaves them out (as a save_pretrained fine-tune does)."""
     from safetensors.numpy import save_file
 
     os.makedirs(directory, exist_ok=True)
     save_file({k: np.ascontiguousarray(v) for k, v in tensors.items()}, os.path.join(directory, "model.safetensors"))
     _write_json(os.path.join(directory, "config.json"), hf_config(dims))
-    _write_json(
-        os.path.join(directory, "generation_config.json"),
-        {
-            "suppress_tokens": SUPPRESS,
-            "begin_suppress_tokens": BEGIN_SUPPRESS,
-            "alignment_heads": ALIGNMENT_HEADS,
-            "lang_to_id": {"<|en|>": 5, "<|de|>": 6},
-        },
-    )
-    _write_json(os.path.join(directory, "tokenizer.json"), tokenizer_json())
+    write_hf_generation_config(directory, alignment_heads, specials)
+    _write_json(os.path.join(directory, "tokenizer.json"), tokenizer_json(specials))
     return directory
+
+
+def write_hf_generation_config(
+    directory: str, alignment_heads: list[list[int]] | None = ALIGNMENT_HEADS, specials: dict[str, int] = SPECIAL_TOKENS
+) -> None:
+    gen = {
+        "suppress_tokens": SUPPRESS,
+        "begin_suppress_tokens": BEGIN_SUPPRESS,
+        "lang_to_id": {k: specials[k] for k in ("<|en|>", "<|de|>")},
+    }
+    if alignment_heads is not None:
+        gen["alignment_heads"] = alignment_heads
+    _write_json(os.path.join(directory, "generation_config.json"), gen)
