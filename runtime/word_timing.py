@@ -146,7 +146,8 @@ def find_alignment(decoder: AligningDecoder, tokenizer: WhisperTokenizer, text_t
         return []
     if not alignment_heads:
         raise ValueError("word timestamps need the checkpoint's alignment heads (model_config.json "
-                         "alignment_heads is empty); rebuild the checkpoint from a source that has them")
+                         "alignment_heads is empty: packed by an older packer); convert the checkpoint again (the packer now "
+                         "fills them from openai-whisper's table)")
     sot_sequence = tokenizer.sot_sequence(language, task)
     tokens = [*sot_sequence, tokenizer.no_timestamps, *text_tokens, tokenizer.eot]
     decoder.set_encoder_memory(memory)

@@ -81,13 +81,15 @@ def save_finetune(directory: str, storage: str, seed: int = 1) -> str:
 
 
 def openai_model(directory: str):
-    """openai-whisper's model holding the weights of the safetensors file in `directory`."""
+    """openai-whisper's model holding the weights of the safetensors file in `directory`, with
+    tiny.en's alignment heads (what a fine-tune without its own gets from openai-whisper's table)."""
     cfg = tiny_en().config
     model = whisper.model.Whisper(whisper.model.ModelDimensions(**{k: int(cfg[k]) for k in DIM_KEYS}))
     tensors = load_file(os.path.join(directory, "model.safetensors"))
     state = {hf_to_openai_name(k): torch.from_numpy(v) for k, v in tensors.items() if k != "proj_out.weight"}
     missing, unexpected = model.load_state_dict(state, strict=False)
     assert not missing and not unexpected, (missing, unexpected)
+    model.set_alignment_heads(whisper._ALIGNMENT_HEADS["tiny.en"])
     return model.eval()
 
 
@@ -114,6 +116,22 @@ def test_a_finetune_runs_token_for_token_as_openai_whisper(tmp_path, storage, va
         theirs = whisper.transcribe(openai_model(directory), jfk(), fp16=False, verbose=None)
     assert segments_of(ours) == segments_of(theirs)
     assert "ask not what your country can do for you" in ours["text"]  # still a speech model
+
+
+def test_a_finetune_without_alignment_heads_times_words_with_its_models(tmp_path):
+    directory = save_finetune(str(tmp_path / "my-finetune"), "f32")
+    packed = store.resolve(None, model_dir=directory)
+    with open(os.path.join(packed, "model_config.json"), encoding="utf-8") as f:
+        assert json.load(f)["alignment_heads_source"] == "openai-whisper table: tiny.en"
+    with Engine.from_checkpoint(packed) as engine:
+        ours = engine.transcribe_long(jfk(), engine.check_options(word_timestamps=True))
+    with torch.no_grad():
+        theirs = whisper.transcribe(openai_model(directory), jfk(), fp16=False, verbose=None, word_timestamps=True)
+    words = [[w for s in r["segments"] for w in s["words"]] for r in (ours, theirs)]
+    assert [w["word"] for w in words[0]] == [w["word"] for w in words[1]] and len(words[0]) > 15
+    for a, b in zip(*words):
+        assert abs(a["start"] - b["start"]) <= 0.02 + 1e-9 and abs(a["end"] - b["end"]) <= 0.02 + 1e-9, (a, b)
+        assert a["probability"] == pytest.approx(b["probability"], abs=2e-3)
 
 
 def test_the_cli_takes_a_model_dir_and_converts_it_once(tmp_path, cache):

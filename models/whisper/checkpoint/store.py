@@ -106,7 +106,8 @@ def _alive(pid: int) -> bool:
 
 
 def convert_into(src: sources.Source, final: str, name: str, log: Callable[[str], None]) -> str:
-    """Converts and packs `src` into the cache entry `final` atomically; returns `final`."""
+    """Converts and packs `src` into the cache entry `final` atomically; returns `final`. `name`
+    names the model; a published one's alignment heads serve a checkpoint without its own."""
     parent, key = os.path.split(final)
     try:
         os.makedirs(parent, exist_ok=True)
@@ -117,7 +118,8 @@ def convert_into(src: sources.Source, final: str, name: str, log: Callable[[str]
     try:
         log(f"converting {src.description} into {final}")
         with sources.open_conversion(src) as conversion:
-            write_packed(conversion, src.tokenizer_path, tmp, name, src.description, src.files)
+            write_packed(conversion, src.tokenizer_path, tmp, name, src.description, src.files,
+                         model=name if name in layout.STANDARD else None)
         try:
             os.rename(tmp, final)
         except OSError:
