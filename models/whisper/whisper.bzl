@@ -21,8 +21,11 @@ VARIANTS = {
 MODELS = {
     "tiny": "tiny.en",
     "tiny_f32": "tiny.en",
+    "tiny_multilingual": "tiny",
     "base": "base",
+    "base_en": "base.en",
     "small": "small",
+    "small_en": "small.en",
     "medium_l2": "medium",
     "large_v3_l2": "large-v3",
 }
@@ -46,6 +49,8 @@ STORAGE = {
 # them; `./bazelw test //models/whisper:seeded_parity_large_v3_turbo_test` runs one).
 FULL_DEPTH = {
     "medium": "medium",
+    "medium_en": "medium.en",
+    "large_v2": "large-v2",
     "large_v3": "large-v3",
     "large_v3_turbo": "large-v3-turbo",
     "distil_large_v3": "distil-large-v3",
