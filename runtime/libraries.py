@@ -67,7 +67,8 @@ def for_checkpoint(manifest: dict, manifest_path: str, index: dict | None = None
         except FileNotFoundError:
             target = entry[part].replace("models/whisper/", "//models/whisper:")
             raise EngineError(f"{manifest_path}: a checkpoint of {describe(entry)}, whose libraries are not part of "
-                              f"this program ({target} missing); build them and add them to its data, e.g. "
-                              f"./bazelw build {target}") from None
+                              f"this program ({target} missing); run it with //tools:transcribe_all, which carries "
+                              f"every model's libraries (or add //models/whisper:libraries_all to your target's "
+                              f"data)") from None
     return Libraries(name=entry["name"], variant=entry["variant"], model=entry["model"],
                      precision=entry["precision"], **paths)

@@ -239,7 +239,7 @@ def whisper_library_index(name, visibility = None):
     """`<name>.json`: layout_sha256 -> the libraries generated for that layout (every variant and
     precision here; models/whisper/library_index.py), and `<name>` with it, the frontends and the
     libraries of the variants that serve published models at their real depth in `//...`
-    (what //tools:transcribe runs: the full-depth large models are built on request).
+    (what //tools:transcribe runs); `<name>_all` adds the full-depth large models (manual).
 
     Args:
       name: target name.
@@ -266,12 +266,17 @@ def whisper_library_index(name, visibility = None):
         visibility = visibility,
     )
     served = [v for v in sorted(MODELS) if v not in LAYERS]
+    common = [name + ".json", ":libckw_whisper_frontend.so", ":libckw_whisper_128_frontend.so"]
     native.filegroup(
         name = name,
-        srcs = [name + ".json", ":libckw_whisper_frontend.so", ":libckw_whisper_128_frontend.so"] + [
-            ":libckw_%s_%s.so" % (v, part)
-            for v in served
-            for part in sorted(PARTS)
-        ],
+        srcs = common + [":libckw_%s_%s.so" % (v, part) for v in served for part in sorted(PARTS)],
+        visibility = visibility,
+    )
+
+    # With the large models at full depth too (//tools:transcribe_all; minutes to compile).
+    native.filegroup(
+        name = name + "_all",
+        srcs = [":" + name] + [":libckw_%s_%s.so" % (v, part) for v in sorted(FULL_DEPTH) for part in sorted(PARTS)],
+        tags = ["manual"],
         visibility = visibility,
     )
