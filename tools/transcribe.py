@@ -210,16 +210,23 @@ def check_model_flags() -> None:
                        f"{' --model_dir' if FLAGS.model_dir else ''}; use --precision fp32")
 
 
-def open_engine() -> Engine:
-    """The engine of --model / --model_dir at --precision (EngineError, CheckpointError)."""
-    threads = FLAGS.threads or None
+def engine_spec() -> dict:
+    """Where the engine of --model / --model_dir at --precision comes from, found (and converted
+    into the cache if need be) once: open_engine's argument, plain data that a corpus worker gets
+    too. CheckpointError when it cannot be found."""
     if FLAGS.precision != "fp32":  # derived from the build's own checkpoints
-        variant = {model: v for v, model in BUILT_IN.items()}[FLAGS.model]
-        return Engine.from_runfiles(variant, precision=FLAGS.precision, verify_weights=FLAGS.verify_weights,
+        return {"variant": {model: v for v, model in BUILT_IN.items()}[FLAGS.model], "precision": FLAGS.precision}
+    return {"checkpoint_dir": store.resolve(FLAGS.model, FLAGS.model_dir, FLAGS.local_files_only),
+            "model": None if FLAGS.model_dir else store.model_name(FLAGS.model)}
+
+
+def open_engine(spec: dict, verify_weights: bool = False, threads: int | None = None) -> Engine:
+    """The engine of an engine_spec() (EngineError)."""
+    if "variant" in spec:
+        return Engine.from_runfiles(spec["variant"], precision=spec["precision"], verify_weights=verify_weights,
                                     threads=threads)
-    directory = store.resolve(FLAGS.model, FLAGS.model_dir, FLAGS.local_files_only)
-    return Engine.from_checkpoint(directory, verify_weights=FLAGS.verify_weights, threads=threads,
-                                  model=None if FLAGS.model_dir else store.model_name(FLAGS.model))
+    return Engine.from_checkpoint(spec["checkpoint_dir"], verify_weights=verify_weights, threads=threads,
+                                  model=spec["model"])
 
 
 def _flag_error(e: OptionError) -> str:
@@ -337,7 +344,7 @@ def main(argv):
                 os.makedirs(_user_path(FLAGS.output_dir), exist_ok=True)
             except OSError as e:
                 raise OutputFileError(f"--output_dir {FLAGS.output_dir}: cannot create it ({e.strerror})") from None
-        engine = open_engine()
+        engine = open_engine(engine_spec(), FLAGS.verify_weights, FLAGS.threads or None)
     except (CheckpointError, EngineError, OutputFileError) as e:
         return _error(str(e), EXIT_BAD_INPUT)
     with engine:

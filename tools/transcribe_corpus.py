@@ -1,7 +1,7 @@
 """Transcribe a corpus on Ray: many files, one machine or a cluster, resumable.
 
     ./bazelw run //tools:transcribe_corpus -- --input DIR_OR_LIST --output_dir DIR \\
-        [--model tiny|base] [--precision fp32|bf16] [--output_format txt|json|srt|vtt|tsv] [--workers N] \\
+        [--model NAME | --model_dir DIR] [--precision fp32|bf16] [--output_format txt|json|srt|vtt|tsv] [--workers N] \\
         [--threads_per_worker T] [--address HOST:PORT] [every decoding flag of //tools:transcribe]
 
 Without --address a local Ray instance sized to this machine is started (and stopped at the
@@ -20,8 +20,9 @@ import sys
 
 from absl import app, flags
 
-# The single-file CLI: its --model, --precision, --output_format and decoding flags are ours too.
+# The single-file CLI: its --model, --model_dir, --precision, --output_format and decoding flags are ours too.
 from runtime.options import options_from
+from models.whisper.checkpoint.errors import CheckpointError
 from tools import transcribe
 from tools.corpus import cluster, inputs, journal, progress, scheduler, worker
 
@@ -88,6 +89,10 @@ def _stop_on_sigterm() -> None:
 
 def run() -> int:
     _check_flags()
+    try:
+        transcribe.check_model_flags()
+    except transcribe.CliError as e:
+        raise UsageError(str(e)) from None
     options = options_from(**transcribe.options_from_flags())
     output_dir = _user_path(FLAGS.output_dir)
     files = inputs.list_inputs(_user_path(FLAGS.input))
@@ -95,7 +100,8 @@ def run() -> int:
     ray = cluster.import_ray()  # before anything is written: a missing Ray is an install problem
     if address:
         cluster.check_reachable(ray, address)
-    batch = {"model": FLAGS.model, "precision": FLAGS.precision, "output_format": FLAGS.output_format,
+    batch = {"model": FLAGS.model, "model_dir": FLAGS.model_dir and _user_path(FLAGS.model_dir),
+             "precision": FLAGS.precision, "output_format": FLAGS.output_format,
              "options": dataclasses.asdict(options)}
     book = journal.Journal(output_dir, batch)
     try:
@@ -120,7 +126,8 @@ def run() -> int:
 def _run_on_ray(ray, todo, skipped, options, output_dir, book) -> int:
     workers = min(_worker_count(ray), len(todo))  # no engine loaded for nothing
     remote = ray.remote(worker.CorpusWorker).options(num_cpus=FLAGS.threads_per_worker, max_restarts=-1)
-    actors = [remote.remote(FLAGS.model, options, FLAGS.output_format, FLAGS.precision) for _ in range(workers)]
+    spec = transcribe.engine_spec()  # found and converted once, by the driver
+    actors = [remote.remote(spec, options, FLAGS.output_format) for _ in range(workers)]
     threads = FLAGS.threads_per_worker
     shape = (f"{workers} worker{'s' * (workers != 1)} x {threads} thread{'s' * (threads != 1)} "
              f"({FLAGS.model}, {FLAGS.precision})")
@@ -146,7 +153,7 @@ def main(argv):
     try:
         return run()
     except (UsageError, ValueError, OSError, inputs.InputError, journal.JournalError, cluster.ClusterError,
-            scheduler.NoWorkersError) as e:  # OSError: e.g. an --output_dir that cannot be written
+            scheduler.NoWorkersError, CheckpointError) as e:  # OSError: e.g. an --output_dir that cannot be written
         print(f"transcribe_corpus: error: {e}", file=sys.stderr)
         return USAGE_ERROR
     except KeyboardInterrupt:

@@ -12,15 +12,17 @@ import socket
 import time
 
 from runtime import audio_input, output_formats
-from runtime.engine import Engine, EngineError
+from runtime.engine import EngineError
 from runtime.options import TranscribeOptions
 from runtime.transcription import collect
 
 
 class CorpusWorker:
-    def __init__(self, model: str, options: TranscribeOptions, output_format: str, precision: str = "fp32"):
+    def __init__(self, engine_spec: dict, options: TranscribeOptions, output_format: str):
+        from tools import transcribe  # the CLI's engine: the same libraries for the same checkpoint
+
         # The engine's thread count comes from CKW_NUM_THREADS in the actor's runtime_env.
-        self.engine = Engine.from_runfiles(model, precision=precision)
+        self.engine = transcribe.open_engine(engine_spec)
         # Options the checkpoint cannot honour (--language=de on tiny.en) stop the batch here, once.
         self.options = self.engine.check_options(**dataclasses.asdict(options))
         self.output_format = output_format

@@ -4,7 +4,8 @@
     engine = runtime.engine.Engine.from_checkpoint(directory)
 
 `resolve(name, model_dir)` looks, in order:
-  1. the user cache (CKW_CACHE_DIR, else platformdirs' user cache dir for ckw): `<cache>/<name>`
+  1. the user cache (CKW_CACHE_DIR, else platformdirs' user cache dir for ckw; a Bazel test's
+     TEST_TMPDIR): `<cache>/<name>`
      (`<cache>/local/<folder>-<digest>` for a --model_dir, keyed by its files' paths, sizes and
      modification times), and the checkpoints this build packed into its runfiles (tiny.en, base);
   2. `model_dir`: a local directory or file (Hugging Face, CTranslate2 or what sources.py reads);
@@ -47,6 +48,8 @@ def cache_dir() -> str:
     chosen = os.environ.get(CACHE_ENV, "").strip()
     if chosen:
         return os.path.abspath(os.path.expanduser(chosen))
+    if os.environ.get("TEST_TMPDIR"):  # under `bazel test`: the test's own, never the user's cache
+        return os.path.join(os.environ["TEST_TMPDIR"], "ckw-cache")
     import platformdirs  # only when no directory is given
 
     return platformdirs.user_cache_dir("ckw", appauthor=False)
