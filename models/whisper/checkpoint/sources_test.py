@@ -84,7 +84,7 @@ class SourcesTest(unittest.TestCase):
         msg = self.locate(WHISPER_BASE_CHECKPOINT="owner/not-cached", variant="base")["error"]
         self.assertIn("WHISPER_BASE_CHECKPOINT=owner/not-cached", msg)
         msg = self.locate(WHISPER_TINY_CHECKPOINT="/no/such/dir")["error"]
-        self.assertIn("not a directory and not a Hub id", msg)
+        self.assertIn("not a directory, not a file and not a Hub id", msg)
         empty = os.path.join(self.tmp.name, "empty")
         os.makedirs(empty)
         msg = self.locate(WHISPER_TINY_CHECKPOINT=empty)["error"]
