@@ -9,10 +9,12 @@ import pickle
 import struct
 import zipfile
 
+import dataclasses
+
 import pytest
 import torch
 
-from models.whisper.checkpoint import sources
+from models.whisper.checkpoint import sources, synthetic, tokenizer_kinds
 from models.whisper.checkpoint.canonical import DIM_KEYS
 from models.whisper.checkpoint.errors import CheckpointError
 from models.whisper.checkpoint.fetch import fetch
@@ -177,3 +179,22 @@ def test_reader_strided_views(tmp_path):
         assert (ckpt.read_array(got["s"], "s") == base[1:, 2:5].numpy()).all()
         bits = ckpt.read_array(got["b"], "b")
         assert bits.dtype.str == "<u2" and (bits == base.to(torch.bfloat16).view(torch.int16).numpy().view("<u2")).all()
+
+
+def test_hf_directory_without_tokenizer_gets_its_kind(tmp_path):
+    dims = dataclasses.replace(synthetic.SMALL, n_vocab=51865)
+    d = synthetic.write_hf_dir(str(tmp_path / "hf"), synthetic.hf_tensors(dims, seed=1), dims)
+    os.remove(os.path.join(d, "tokenizer.json"))
+    out = tmp_path / "out"
+    fetch("tiny", str(out), from_dir=d, log=lambda s: None, check_size=False)
+    audit = read_json(out / "audit.json")
+    assert audit["tokenizer"]["kind"] == "multilingual"
+    assert any("no tokenizer.json" in n for n in audit["notes"])
+    with open(tokenizer_kinds.tokenizer_path("multilingual"), "rb") as f:
+        assert (out / "tokenizer.json").read_bytes() == f.read()
+    assert read_json(out / "model_config.json")["is_multilingual"] is True
+    # A vocabulary of no Whisper kind has no tokenizer to derive.
+    d = synthetic.write_hf_dir(str(tmp_path / "odd"), synthetic.hf_tensors())
+    os.remove(os.path.join(d, "tokenizer.json"))
+    with pytest.raises(CheckpointError, match=r"vocabulary size 1514 is none of Whisper's"):
+        fetch("tiny", str(tmp_path / "out2"), from_dir=d, log=lambda s: None, check_size=False)
