@@ -8,10 +8,10 @@ import pathlib
 import pytest
 
 RUNTIME = pathlib.Path(__file__).absolute().parent  # the runfiles copy: data = glob(["*.py"])
-# What the runtime may import of the checkpoint package: the packed format, its errors and the
-# tokenizer restore, not the converters (which pull in safetensors, CTranslate2 readers, ...).
+# What the runtime may import of the checkpoint package: the packed format, its errors, the
+# tokenizer restore and the non-speech tokens, not the converters (which pull in safetensors, CTranslate2 readers, ...).
 CHECKPOINT_FORMAT = {"models.whisper.checkpoint.errors", "models.whisper.checkpoint.packed",
-                     "models.whisper.checkpoint.tokenizer_merges"}
+                     "models.whisper.checkpoint.tokenizer_merges", "models.whisper.checkpoint.non_speech"}
 
 
 def imported_modules(path: pathlib.Path) -> set[str]:

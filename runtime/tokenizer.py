@@ -16,6 +16,7 @@ from typing import Dict, List, Optional, Sequence
 
 import tokenizers
 
+from models.whisper.checkpoint.non_speech import non_speech_tokens
 from models.whisper.checkpoint.tokenizer_merges import RESTORED_KEY
 
 TIME_PRECISION = 0.02
@@ -131,18 +132,8 @@ class WhisperTokenizer:
         """openai-whisper's `Tokenizer.non_speech_tokens`, derived from this vocabulary the same way:
         speaker tags, brackets and music symbols (alone or after a space), plus " -" and " '"
         (allowed inside words, not at their start). Basic punctuation stays allowed."""
-        if self._non_speech is not None:
-            return list(self._non_speech)
-        symbols = list('"#()*+/:;<=>@[\\]^_`{|}~「」『』')
-        symbols += "<< >> <<< >>> -- --- -( -[ (' (\" (( )) ((( ))) [[ ]] {{ }} ♪♪ ♪♪♪".split()
-        # U+2640..U+267F: several tokens in some vocabularies; the first is safe to suppress.
-        miscellaneous = set("♩♪♫♬♭♮♯")
-        result = {self.encode(" -")[0], self.encode(" '")[0]}
-        for symbol in symbols + sorted(miscellaneous):
-            for ids in (self.encode(symbol), self.encode(" " + symbol)):
-                if len(ids) == 1 or symbol in miscellaneous:
-                    result.add(ids[0])
-        self._non_speech = sorted(result)
+        if self._non_speech is None:
+            self._non_speech = non_speech_tokens(self.encode)
         return list(self._non_speech)
 
     def checkpoint_suppress_tokens(self) -> List[int]:

@@ -29,10 +29,10 @@ from safetensors.numpy import load_file
 from transformers import WhisperConfig, WhisperForConditionalGeneration
 
 from models.whisper.checkpoint import store, synthetic
+from models.whisper.checkpoint.convert_openai import canonical_to_openai
 from models.whisper.checkpoint.canonical import DIM_KEYS, is_key_bias
 from models.whisper.checkpoint.errors import CheckpointError
 from models.whisper.checkpoint.packed import PackedCheckpoint, runfiles_checkpoint_dir
-from models.whisper.reference.openai_whisper_ref import hf_to_openai_name
 from runtime import runfiles
 from runtime.engine import Engine, EngineError
 
@@ -86,7 +86,7 @@ def openai_model(directory: str):
     cfg = tiny_en().config
     model = whisper.model.Whisper(whisper.model.ModelDimensions(**{k: int(cfg[k]) for k in DIM_KEYS}))
     tensors = load_file(os.path.join(directory, "model.safetensors"))
-    state = {hf_to_openai_name(k): torch.from_numpy(v) for k, v in tensors.items() if k != "proj_out.weight"}
+    state = {canonical_to_openai(k): torch.from_numpy(v) for k, v in tensors.items() if k != "proj_out.weight"}
     missing, unexpected = model.load_state_dict(state, strict=False)
     assert not missing and not unexpected, (missing, unexpected)
     model.set_alignment_heads(whisper._ALIGNMENT_HEADS["tiny.en"])
@@ -132,6 +132,24 @@ def test_a_finetune_without_alignment_heads_times_words_with_its_models(tmp_path
     for a, b in zip(*words):
         assert abs(a["start"] - b["start"]) <= 0.02 + 1e-9 and abs(a["end"] - b["end"]) <= 0.02 + 1e-9, (a, b)
         assert a["probability"] == pytest.approx(b["probability"], abs=2e-3)
+
+
+def test_an_openai_whisper_pt_file_runs_with_the_tokenizer_of_its_kind(tmp_path):
+    directory = save_finetune(str(tmp_path / "my-finetune"), "f16")
+    model = openai_model(directory)
+    pt = str(tmp_path / "my-finetune.pt")
+    torch.save({"dims": model.dims.__dict__, "model_state_dict": model.state_dict()}, pt)  # openai-whisper's layout
+    from_pt, from_hf = store.resolve(None, model_dir=pt), store.resolve(None, model_dir=directory)
+    manifests = [json.load(open(os.path.join(d, "manifest.json"), encoding="utf-8")) for d in (from_pt, from_hf)]
+    assert manifests[0]["weights_sha256"] == manifests[1]["weights_sha256"]
+    with open(os.path.join(from_pt, "audit.json"), encoding="utf-8") as f:
+        assert json.load(f)["tokenizer"]["kind"] == "english"
+    results = []
+    for packed in (from_pt, from_hf):
+        with Engine.from_checkpoint(packed) as engine:
+            results.append(engine.transcribe_long(jfk(), engine.check_options(word_timestamps=True)))
+    assert segments_of(results[0]) == segments_of(results[1])
+    assert results[0]["segments"][0]["words"] == results[1]["segments"][0]["words"]
 
 
 def test_the_cli_takes_a_model_dir_and_converts_it_once(tmp_path, cache):

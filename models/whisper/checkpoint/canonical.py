@@ -245,6 +245,8 @@ class Conversion:
     source_lang_ids: list[int] | None  # language ids the source config lists, for cross-checking
     source_format: str  # e.g. "CTranslate2 WhisperSpec rev 3, float16"
     notes: list[str] = field(default_factory=list)
+    # The tokenizer kind (tokenizer_kinds.py) when the checkpoint has no tokenizer of its own
+    tokenizer_kind: str | None = None
 
 
 def check_plan_against_canonical(tensors: list[PlannedTensor], dims: ModelDims, where: str) -> None:

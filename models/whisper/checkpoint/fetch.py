@@ -2,7 +2,7 @@
 repository rule runs.
 
     python -m models.whisper.checkpoint.fetch --variant tiny --out DIR [--hub-repo owner/name]
-    python -m models.whisper.checkpoint.fetch --variant tiny --out DIR --from PATH
+    python -m models.whisper.checkpoint.fetch --variant tiny --out DIR --from PATH   (directory or .pt)
 
 Progress goes to stderr; the last stdout line is a one-line summary the rule prints. On failure
 the only stderr line that matters is the last one, `error: ...`, which the rule passes to fail().
@@ -32,7 +32,8 @@ def fetch(
     log = log or (lambda s: print(s, file=sys.stderr, flush=True))
     start = time.monotonic()
     if from_dir:
-        src = sources.from_directories([from_dir], f"local directory {os.path.abspath(from_dir)}")
+        src = sources.from_path(from_dir, f"local {'directory' if os.path.isdir(from_dir) else 'file'} "
+                                f"{os.path.abspath(from_dir)}")
     else:
         src = sources.locate(variant, hub_repo, log)
     log(f"source: {src.description}")
@@ -54,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--variant", required=True, choices=sorted(sources.VARIANTS))
     ap.add_argument("--out", required=True, help="output directory")
     ap.add_argument("--hub-repo", help="Hub id to try before the packages")
-    ap.add_argument("--from", dest="from_dir", help="convert this directory, skip source selection")
+    ap.add_argument("--from", dest="from_dir", help="convert this directory or .pt file, skip source selection")
     args = ap.parse_args(argv)
     try:
         s = fetch(args.variant, args.out, args.hub_repo, args.from_dir)

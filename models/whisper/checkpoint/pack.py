@@ -86,6 +86,11 @@ def write_packed(
         digest = manifest["manifest_sha256"]
         config["manifest_sha256"] = digest
         audit = _audit(conversion, variant, source, source_files, notes, digest, len(entries))
+        audit["tokenizer"] = {
+            "origin": f"derived by kind ({conversion.tokenizer_kind})" if conversion.tokenizer_kind else "the source",
+            "kind": conversion.tokenizer_kind,
+            "sha256": file_sha256(tokenizer_path),
+        }
         audit["stored_f16"] = [e["name"] for e in entries if e["dtype"] == "f16"]
         dump(os.path.join(tmp, "manifest.json"), manifest)
         dump(os.path.join(tmp, "model_config.json"), config)

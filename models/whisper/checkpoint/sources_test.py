@@ -79,12 +79,18 @@ class SourcesTest(unittest.TestCase):
         self.assertIn("WHISPER_TINY_CHECKPOINT", got["description"])
         d = synthetic.write_ct2_dir(os.path.join(self.tmp.name, "ct2"), synthetic.ct2_variables(synthetic.hf_tensors()))
         self.assertEqual(self.locate(WHISPER_TINY_CHECKPOINT=d)["layout"], "ctranslate2")
+        pt = os.path.join(self.tmp.name, "pt", "tiny.en.pt")  # found by name; read only when converted
+        os.makedirs(os.path.dirname(pt))
+        open(pt, "wb").close()
+        for chosen in (pt, os.path.dirname(pt)):
+            got = self.locate(WHISPER_TINY_CHECKPOINT=chosen)
+            self.assertEqual((got["layout"], got["files"]), ("openai", [pt]))
 
     def test_explicit_choice_never_falls_back(self):
         msg = self.locate(WHISPER_BASE_CHECKPOINT="owner/not-cached", variant="base")["error"]
         self.assertIn("WHISPER_BASE_CHECKPOINT=owner/not-cached", msg)
         msg = self.locate(WHISPER_TINY_CHECKPOINT="/no/such/dir")["error"]
-        self.assertIn("not a directory and not a Hub id", msg)
+        self.assertIn("not a directory, not a file and not a Hub id", msg)
         empty = os.path.join(self.tmp.name, "empty")
         os.makedirs(empty)
         msg = self.locate(WHISPER_TINY_CHECKPOINT=empty)["error"]

@@ -151,7 +151,7 @@ def resolve(name: str | None = "tiny.en", model_dir: str | None = None, local_fi
         final = os.path.join(root, _local_key(path))
         if _complete(final):
             return final
-        src = sources.from_directories([path], f"local directory {path}")
+        src = sources.from_path(path, f"local {'directory' if os.path.isdir(path) else 'file'} {path}")
         return convert_into(src, final, name or os.path.basename(path.rstrip(os.sep)), log)
 
     name = model_name(name or "tiny.en")

@@ -9,53 +9,19 @@ difference between this model and the compiled one is a difference in computatio
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from models.whisper.checkpoint.canonical import DIM_KEYS
+from models.whisper.checkpoint.convert_openai import canonical_to_openai
 from models.whisper.checkpoint.errors import CheckpointError
 from models.whisper.checkpoint.packed import PackedCheckpoint
-
-# Hugging Face (canonical) name fragments -> openai-whisper, applied in order.
-_RULES = [
-    (r"^model\.encoder\.embed_positions\.weight$", "encoder.positional_embedding"),
-    (r"^model\.decoder\.embed_positions\.weight$", "decoder.positional_embedding"),
-    (r"^model\.decoder\.embed_tokens\.weight$", "decoder.token_embedding.weight"),
-    (r"^model\.encoder\.layer_norm\.", "encoder.ln_post."),
-    (r"^model\.decoder\.layer_norm\.", "decoder.ln."),
-    (r"^model\.(encoder|decoder)\.layers\.(\d+)\.", r"\1.blocks.\2."),
-    (r"^model\.encoder\.conv", "encoder.conv"),
-    (r"\.self_attn_layer_norm\.", ".attn_ln."),
-    (r"\.encoder_attn_layer_norm\.", ".cross_attn_ln."),
-    (r"\.final_layer_norm\.", ".mlp_ln."),
-    (r"\.self_attn\.", ".attn."),
-    (r"\.encoder_attn\.", ".cross_attn."),
-    (r"\.q_proj\.", ".query."),
-    (r"\.k_proj\.", ".key."),
-    (r"\.v_proj\.", ".value."),
-    (r"\.out_proj\.", ".out."),
-    (r"\.fc1\.", ".mlp.0."),
-    (r"\.fc2\.", ".mlp.2."),
-]
-
-
-def hf_to_openai_name(name: str) -> str | None:
-    """openai-whisper state-dict key for a canonical name; None for the synthesized key bias,
-    which openai-whisper does not have (its key projection is bias-free)."""
-    if name.endswith(".k_proj.bias"):
-        return None
-    out = name
-    for pattern, repl in _RULES:
-        out = re.sub(pattern, repl, out)
-    return out
 
 
 def openai_state_dict(ckpt: PackedCheckpoint) -> dict[str, np.ndarray]:
     """openai-whisper state dict (numpy, zero-copy views into weights.bin)."""
     state = {}
     for name in ckpt.names():
-        key = hf_to_openai_name(name)
+        key = canonical_to_openai(name)
         array = ckpt.tensor(name)
         if key is None:
             if np.any(array):
