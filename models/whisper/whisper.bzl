@@ -24,8 +24,10 @@ MODELS = {
     "tiny_multilingual": "tiny",
     "base": "base",
     "base_en": "base.en",
+    "base_f32": "base",
     "small": "small",
     "small_en": "small.en",
+    "small_f32": "small",
     "medium_l2": "medium",
     "large_v3_l2": "large-v3",
 }
@@ -43,6 +45,8 @@ LAYERS = {
 # cannot hold.
 STORAGE = {
     "tiny_f32": "f32",
+    "base_f32": "f32",
+    "small_f32": "f32",
 }
 
 # The large models at full depth: libraries and seeded parity tests tagged manual (`//...` skips
