@@ -152,6 +152,18 @@ def test_an_openai_whisper_pt_file_runs_with_the_tokenizer_of_its_kind(tmp_path)
     assert results[0]["segments"][0]["words"] == results[1]["segments"][0]["words"]
 
 
+def test_a_legacy_pytorch_model_bin_directory_packs_to_the_same_weights(tmp_path):
+    directory = save_finetune(str(tmp_path / "my-finetune"), "f32")
+    legacy = tmp_path / "legacy"  # as transformers wrote fine-tunes before safetensors
+    shutil.copytree(directory, legacy)
+    os.remove(legacy / "model.safetensors")
+    state = {k: torch.from_numpy(v) for k, v in load_file(os.path.join(directory, "model.safetensors")).items()}
+    torch.save(state, legacy / "pytorch_model.bin")
+    packed = [store.resolve(None, model_dir=str(d)) for d in (legacy, directory)]
+    manifests = [json.load(open(os.path.join(d, "manifest.json"), encoding="utf-8")) for d in packed]
+    assert manifests[0]["weights_sha256"] == manifests[1]["weights_sha256"]
+
+
 def test_the_cli_takes_a_model_dir_and_converts_it_once(tmp_path, cache):
     directory = save_finetune(str(tmp_path / "my-finetune"), "f32")
     cli = runfiles.locate("ckw", "tools/transcribe")

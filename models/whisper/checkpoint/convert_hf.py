@@ -1,4 +1,4 @@
-"""Hugging Face Whisper (safetensors + config.json) -> canonical float32 tensors.
+"""Hugging Face Whisper (safetensors or pytorch_model.bin + config.json) -> canonical float32 tensors.
 
 Names are already canonical; the work is checking shapes against config.json, widening the
 dtype, synthesizing the absent key biases and accounting for the tied `proj_out.weight`.
@@ -21,7 +21,7 @@ from models.whisper.checkpoint.canonical import (
     widen_to_f32,
 )
 from models.whisper.checkpoint.errors import CheckpointError
-from models.whisper.checkpoint.safetensors_reader import SafetensorsCheckpoint
+from models.whisper.checkpoint.hf_weights import HfWeights, open_hf_weights
 
 _DIM_FROM_CONFIG = {
     "n_mels": "num_mel_bins",
@@ -70,7 +70,7 @@ def convert_hf(directory: str) -> Conversion:
         if key in config and int(config[key]) != 4 * dims.n_audio_state:
             raise CheckpointError(f"{config_path}: '{key}' is {config[key]}, Whisper uses 4 * d_model")
 
-    st = SafetensorsCheckpoint.from_dir(directory)
+    st = open_hf_weights(directory)
     label = "+".join(os.path.basename(p) for p in st.paths)
     where = st.paths[0]
 
@@ -161,7 +161,7 @@ def convert_hf(directory: str) -> Conversion:
     )
 
 
-def _zero_check(st: SafetensorsCheckpoint, src: str, shape, where: str):
+def _zero_check(st: HfWeights, src: str, shape, where: str):
     def check() -> None:
         t = st.tensors[src]
         if widen_to_f32(st.read_bytes(src), t.dtype, shape, f"{where}: '{src}'").any():

@@ -177,7 +177,7 @@ class PackedCheckpoint:
 def runfiles_checkpoint_dir(variant: str) -> str:
     """Directory of `@whisper_<variant>` inside a Bazel test's or binary's runfiles."""
     repo = f"whisper_{variant}"
-    roots = [os.environ.get("TEST_SRCDIR"), os.environ.get("RUNFILES_DIR")]
+    roots = [os.environ.get("RUNFILES_DIR"), os.environ.get("TEST_SRCDIR")]  # runtime/runfiles.py's order
     here = os.path.abspath(__file__)
     if ".runfiles" in here:
         roots.append(here[: here.index(".runfiles") + len(".runfiles")])

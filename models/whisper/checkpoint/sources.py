@@ -29,6 +29,7 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from models.whisper.checkpoint import hf_weights
 from models.whisper.checkpoint.canonical import Conversion
 from models.whisper.checkpoint.convert_ct2 import convert_ct2
 from models.whisper.checkpoint.convert_hf import convert_hf
@@ -158,8 +159,8 @@ def from_directories(dirs: list[str], description: str) -> Source:
                 )
             model_files = [files[n] for _, n in parts]
         layout = "ctranslate2"
-    elif "model.safetensors" in files or "model.safetensors.index.json" in files:
-        model_files = []  # SafetensorsCheckpoint.from_dir finds them
+    elif hf_weights.has_weights(files):
+        model_files = []  # open_hf_weights finds them
         layout = "huggingface"
     else:
         pts = sorted(n for n in files if n.endswith(".pt"))
@@ -178,9 +179,7 @@ def from_directories(dirs: list[str], description: str) -> Source:
         raise CheckpointError(f"{os.path.join(where, 'tokenizer.json')}: missing; the checkpoint directory needs it")
     src = Source(layout, description, model_files, config, tokenizer, where)
     if layout == "huggingface":
-        from models.whisper.checkpoint.safetensors_reader import SafetensorsCheckpoint
-
-        src.model_files = SafetensorsCheckpoint.from_dir(where).paths
+        src.model_files = hf_weights.open_hf_weights(where).paths
         gen = os.path.join(where, "generation_config.json")
         if os.path.exists(gen):
             src.extra_files.append(gen)
