@@ -191,7 +191,9 @@ def run_faster_whisper(spec: Dict) -> Dict:
 
     def generate(encoded, count: int) -> List[int]:
         if count not in lengths:  # found on the warm-up run (CTranslate2's max_length is not a token count)
-            for max_length in range(len(prompt), 4 * count + len(prompt) + 8):  # shorter: "must be > 0"
+            # Nearest to 2N first (each try decodes up to N tokens); below the prefix: "must be > 0".
+            tries = sorted(range(len(prompt), 4 * count + len(prompt) + 8), key=lambda m: abs(m - 2 * count))
+            for max_length in tries:
                 if len(_generate(encoded, max_length)) == count:
                     lengths[count] = max_length
                     break
