@@ -60,7 +60,10 @@ def _build_name(variant: str, precision: str) -> str:
 
 class Frontend:
     def __init__(self, path: str):
-        self.handle = abi.Handle(abi.Library(path, "ckw_whisper_frontend", "frontend"))
+        # libckw_<name>_frontend.so exports ckw_<name>_frontend_*: whisper (80 mel bands), whisper_128.
+        name = os.path.basename(path)
+        prefix = name[3:-3] if name.startswith("libckw_") and name.endswith("_frontend.so") else "ckw_whisper_frontend"
+        self.handle = abi.Handle(abi.Library(path, prefix, "frontend"))
 
     def log_mel(self, wav: bytes) -> np.ndarray:
         """[n_mels, n_frames] for the whole recording plus 30 s of padding. AudioError when the

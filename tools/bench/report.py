@@ -95,10 +95,14 @@ def render_saved(saved: Dict) -> str:
     return render(dict(saved, rows=rows, loadavg=load))
 
 
-def render(report: Dict) -> str:
-    m = report["machine"]
+def cpu_line(m: Dict) -> str:
+    """The CPU model and its ISA flags (sgemm.cpu_info), as every benchmark table states them."""
     flags = ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in m["flags"].items())
-    lines = [f"CPU: {m['model']} ({m['logical_cpus']} logical CPUs); {flags}",
+    return f"CPU: {m['model']} ({m['logical_cpus']} logical CPUs); {flags}"
+
+
+def render(report: Dict) -> str:
+    lines = [cpu_line(report["machine"]),
              f"ckw ISA path: {report['ckw_isa']} (kernels/common/cpu.h's rule on these flags"
              f"{''.join(f', {k}={v}' for k, v in report.get('isa_env', {}).items())}); "
              f"{report['threads']} threads for every engine and for sgemm",
