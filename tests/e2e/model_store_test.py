@@ -33,8 +33,8 @@ from models.whisper.checkpoint.convert_openai import canonical_to_openai
 from models.whisper.checkpoint.canonical import DIM_KEYS, is_key_bias
 from models.whisper.checkpoint.errors import CheckpointError
 from models.whisper.checkpoint.packed import PackedCheckpoint, runfiles_checkpoint_dir
-from runtime import runfiles
-from runtime.engine import Engine, EngineError
+from runtime import libraries, runfiles
+from runtime.engine import Encoder, Engine, EngineError, Frontend
 
 HUB_ID = "someone/whisper-tiny.en-finetuned"
 
@@ -252,6 +252,22 @@ def test_unknown_names_and_missing_directories_are_refused():
     with pytest.raises(CheckpointError, match="--model_dir /nonexistent: no such file or directory"):
         store.resolve(None, model_dir="/nonexistent")
     assert store.model_name("turbo") == "large-v3-turbo" and store.hub_repo("small") == "openai/whisper-small"
+
+
+def test_a_large_v3_layout_runs_on_the_128_band_frontend():
+    # Seeded weights of large-v3's widths (2+2 layers) carry no real tokenizer: the libraries the
+    # engine would pick for them, without the engine.
+    path = runfiles.locate("ckw", "models/whisper/large_v3_l2_seeded_checkpoint/manifest.json")
+    with open(path, encoding="utf-8") as f:
+        libs = libraries.for_checkpoint(json.load(f), path)
+    assert libs.variant == "large_v3_l2" and libs.frontend.endswith("libckw_whisper_128_frontend.so")
+    with open(runfiles.locate("test_audio", "jfk.wav"), "rb") as f:
+        mel = Frontend(libs.frontend).log_mel(f.read())
+    assert mel.shape[0] == 128
+    encoder = Encoder(libs.encoder, libs.variant, os.path.join(os.path.dirname(path), "weights.bin"))
+    memory = encoder.run(mel[:, :3000])
+    assert memory.shape == (1500, 1280) and np.isfinite(memory).all()
+    encoder.handle.close()
 
 
 def test_an_architecture_without_libraries_is_refused_in_one_line(tmp_path):
