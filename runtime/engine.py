@@ -21,6 +21,7 @@ from typing import Dict, Self, Sequence
 
 import numpy as np
 
+from models.whisper.checkpoint import packed
 from runtime import abi, audio_stream, checkpoint_check, libraries, longform, runfiles
 from runtime.errors import AudioError, EngineError  # callers import them from here too
 from runtime.decoding import DecodingOptions, greedy_decode
@@ -43,7 +44,7 @@ def check_isa_cap() -> None:
 
 
 # The variants whose checkpoints the build packs (@whisper_<variant>) -> the model each one is.
-BUILT_IN = {"tiny": "tiny.en", "base": "base"}
+BUILT_IN = {variant: model for model, variant in packed.BUILT_IN.items()}
 
 # fp32: the converted checkpoint (default, the parity build); bf16: weights derived from it by
 # models/whisper/precision_bf16.json, libraries ckw_<variant>_bf16_<part>.
@@ -60,9 +61,12 @@ def _build_name(variant: str, precision: str) -> str:
 
 class Frontend:
     def __init__(self, path: str):
-        # libckw_<name>_frontend.so exports ckw_<name>_frontend_*: whisper (80 mel bands), whisper_128.
+        # The naming policy: libckw_<name>_frontend.so exports ckw_<name>_frontend_* (whisper: 80 mel
+        # bands, whisper_128), so the file name is the symbol prefix.
         name = os.path.basename(path)
-        prefix = name[3:-3] if name.startswith("libckw_") and name.endswith("_frontend.so") else "ckw_whisper_frontend"
+        if not (name.startswith("libckw_") and name.endswith("_frontend.so")):
+            raise EngineError(f"{path}: not a frontend library (libckw_<name>_frontend.so)")
+        prefix = name[3:-3]
         self.handle = abi.Handle(abi.Library(path, prefix, "frontend"))
 
     def log_mel(self, wav: bytes) -> np.ndarray:
@@ -214,9 +218,10 @@ class Engine:
     half-used (runtime/checkpoint_check.py says what is checked when); one engine serves one
     thread at a time (give each thread its own: they share nothing); close() frees it. threads:
     the encoder's and decoder's worker threads, the caller's included (None: CKW_NUM_THREADS, else
-    the CPUs this process may use)."""
+    the CPUs this process may use). checkpoint: its directory, or its files already opened."""
 
-    def __init__(self, variant: str, frontend: str, encoder: str, decoder: str, checkpoint_dir: str,
+    def __init__(self, variant: str, frontend: str, encoder: str, decoder: str,
+                 checkpoint: "str | checkpoint_check.CheckpointFiles",
                  verify_weights: bool = False, threads: int | None = None, precision: str = "fp32",
                  rebuild: str | None = None, model: str | None = None):
         if threads is not None and threads < 1:
@@ -227,7 +232,12 @@ class Engine:
         self.precision = precision
         self.handles = []
         self._lock = threading.RLock()  # reentrant: transcribe_long runs transcribe
-        ckpt = checkpoint_check.CheckpointFiles(checkpoint_dir, variant, precision, rebuild)
+        if isinstance(checkpoint, checkpoint_check.CheckpointFiles):  # opened by from_checkpoint
+            ckpt = checkpoint
+            ckpt.variant = variant
+        else:
+            ckpt = checkpoint_check.CheckpointFiles(checkpoint, variant, precision, rebuild)
+        self.checkpoint_dir = ckpt.directory
         self.model = model or ckpt.config.get("variant", variant)
         self.config: Dict = ckpt.config
         self.manifest_sha256 = ckpt.manifest["manifest_sha256"]
@@ -279,9 +289,8 @@ class Engine:
         files = checkpoint_check.CheckpointFiles(checkpoint_dir, "", rebuild=rebuild or
                                                  f"delete {checkpoint_dir} and convert the checkpoint again")
         libs = libraries.for_checkpoint(files.manifest, files.manifest_path)
-        return cls(libs.variant, libs.frontend, libs.encoder, libs.decoder, checkpoint_dir,
-                   verify_weights=verify_weights, threads=threads, precision=libs.precision, rebuild=files.rebuild,
-                   model=model)
+        return cls(libs.variant, libs.frontend, libs.encoder, libs.decoder, files, verify_weights=verify_weights,
+                   threads=threads, precision=libs.precision, model=model)
 
     @property
     def closed(self) -> bool:

@@ -5,17 +5,20 @@
 
 Rows per model: the clip (default jfk.wav: one 30 s window, greedy, no timestamps), the clip with
 beam search (`--beam_size`, 5: ckw's decode/token is then one decoder step for all beams, against
-ckw greedy and faster-whisper with the same beam size) and a 10-minute recording joined from the shared LibriSpeech clips (long-form transcription with each
-engine's default options, greedy). Every engine runs once to warm up (the long-form row: on its
-first minute) and then `--runs` times, interleaved: each round runs every engine once (the order
-rotated from round to round) and the OpenBLAS sgemm probe, so load on a shared machine hits all
+ckw greedy and faster-whisper with the same beam size) and a 10-minute recording joined from the
+shared LibriSpeech clips (long-form transcription with each engine's default options, greedy).
+Every engine runs once to warm up (the long-form row: on its first minute) and then `--runs`
+times, interleaved: each round runs every engine once (the order rotated from round to round),
+the OpenBLAS sgemm probe and the memory-read bandwidth probe, so load on a shared machine hits all
 alike. Printed: per-stage medians (frontend, encoder per window, prefill per window, decode per
 token, total), ckw's ratio to every peer, the CPU model and ISA flags, the path ckw dispatches
-to, sgemm GFLOPS and the encoder's achieved GFLOPS. `--json FILE` writes all of it, every run
-included.
+to, sgemm GFLOPS and the encoder's share of it, and on the one-window rows the bytes of ckw's
+decoder step, its floor at the measured read bandwidth and the step's share of that bandwidth.
+`--json FILE` writes all of it, every run included.
 
 The engines live in tools/bench/ (ckw_peer, faster_whisper_peer, whispercpp_peer); the ggml
-converter, the clips and the sgemm probe too. Timings on a shared machine are noisy: read the ratios.
+converter, the clips and the yardsticks (sgemm.py, bandwidth.py, floors.py) too. Timings on a
+shared machine are noisy: read the ratios.
 """
 
 import json
@@ -32,7 +35,7 @@ from absl import app, flags
 from models.whisper.checkpoint.packed import runfiles_checkpoint_dir
 from runtime import runfiles
 from runtime.engine import PRECISIONS
-from tools.bench import clips, report, sgemm
+from tools.bench import bandwidth, clips, report, sgemm
 from tools.bench.ckw_peer import CkwPeer
 from tools.bench.faster_whisper_peer import FasterWhisperPeer, ctranslate2_model_dir
 from tools.bench.ggml_convert import convert
@@ -102,11 +105,13 @@ def load_engines(variant: str, scratch: str, threads: int, peers, ggml_type: str
     return engines, ggml
 
 
-def interleaved(engines, clip, runs: int, probe=None, pause_s: float = 0.3, warmup_clip=None, on_round=None):
+def interleaved(engines, clip, runs: int, probe=None, pause_s: float = 0.3, warmup_clip=None, on_round=None,
+                read_probe=None):
     """A warm-up round (on `warmup_clip` if given, else on `clip`) and `runs` timed rounds; each
     round runs every engine once, starting one engine later than the round before, then the sgemm
-    probe; on_round(samples, gflops) after each timed round. ({label: [run, ...]}, [GFLOPS, ...])."""
-    samples, gflops = {e.label: [] for e in engines}, []
+    probe and the read-bandwidth probe; on_round(samples, gflops, reads) after each timed round.
+    ({label: [run, ...]}, [GFLOPS, ...], [read probe results, ...])."""
+    samples, gflops, reads = {e.label: [] for e in engines}, [], []
     for r in range(runs + 1):
         order = engines[r % len(engines):] + engines[:r % len(engines)]
         for engine in order:
@@ -114,34 +119,37 @@ def interleaved(engines, clip, runs: int, probe=None, pause_s: float = 0.3, warm
             result = engine.run(clip if r or warmup_clip is None else warmup_clip)
             if r:
                 samples[engine.label].append(result)
-        if probe is not None:
-            time.sleep(pause_s)
-            g = probe.run()
-            if r:
-                gflops.append(g)
+        for measure, out in ((probe, gflops), (read_probe, reads)):
+            if measure is not None:
+                time.sleep(pause_s)
+                value = measure.run() if measure is probe else measure.best()
+                if r:
+                    out.append(value)
         LOAD_SEEN.append(_loadavg())
         if r and on_round is not None:
-            on_round(samples, gflops)
-    return samples, gflops
+            on_round(samples, gflops, reads)
+    return samples, gflops, reads
 
 
 def measure_row(variant: str, clip, engines, config, runs: int, threads: int, pause_s: float, on_round=None,
                 beam_size: Optional[int] = None, precision: str = "fp32"):
-    """One table: every engine on `clip`, interleaved, with the sgemm probe at the encoder's MLP shape;
-    on_round(row so far) after every timed round."""
+    """One table: every engine on `clip`, interleaved, with the sgemm probe at the encoder's MLP shape
+    and the memory-read bandwidth probe; on_round(row so far) after every timed round."""
     d = config["n_audio_state"]
     probe = sgemm.Sgemm(config["n_audio_ctx"], d, 4 * d, threads)
+    read_probe = bandwidth.ReadBandwidth(threads)
     # The long-form row warms up on its first minute (long-form too): a warm-up round on the whole
     # recording would cost as much as a timed one.
     warmup = clips.head(clip, 60.0) if clip.long_form else None
 
-    def build(samples, gflops):
-        return build_row(variant, clip, engines, config, probe, runs, samples, gflops, beam_size, precision)
+    def build(samples, gflops, reads):
+        return build_row(variant, clip, engines, config, probe, runs, samples, gflops, beam_size, precision, reads)
 
-    def progress(samples, gflops):
-        on_round(build(samples, gflops))
+    def progress(samples, gflops, reads):
+        on_round(build(samples, gflops, reads))
 
-    return build(*interleaved(engines, clip, runs, probe, pause_s, warmup, progress if on_round else None))
+    return build(*interleaved(engines, clip, runs, probe, pause_s, warmup, progress if on_round else None,
+                              read_probe))
 
 
 def _mode(clip, beam_size: Optional[int], precision: str = "fp32") -> str:
@@ -155,8 +163,8 @@ def _mode(clip, beam_size: Optional[int], precision: str = "fp32") -> str:
 
 
 def build_row(variant: str, clip, engines, config, probe, runs_planned: int, samples, gflops,
-              beam_size: Optional[int] = None, precision: str = "fp32"):
-    """The row's medians, ratios and GFLOPS from the timed runs so far."""
+              beam_size: Optional[int] = None, precision: str = "fp32", reads=()):
+    """The row's medians, ratios, GFLOPS and decode floors from the timed runs so far."""
     summaries = {label: report.summarise(runs_) for label, runs_ in samples.items()}
     flop = sgemm.encoder_flops(config)
     encoder_gflops = {label: flop / s["median_ms"]["encoder"] / 1e6 for label, s in summaries.items()
@@ -182,6 +190,7 @@ def build_row(variant: str, clip, engines, config, probe, runs_planned: int, sam
         "encoder_fraction_of_sgemm": encoder_gflops.get(ours, 0.0) / sgemm_gflops,
         "sgemm": {"shape": "x".join(map(str, probe.shape)), "threads": probe.threads, "gflops": sgemm_gflops,
                   "gflops_per_round": gflops},
+        **report.decode_floors(summaries, reads, probe.threads),
     }
 
 

@@ -2,7 +2,6 @@
 engine gives every stage it exposes, the table and the JSON agree, the texts match on jfk.wav."""
 
 import json
-import os
 import subprocess
 
 import pytest
@@ -54,6 +53,14 @@ def test_rows_engines_and_stages(run):
             engines["ckw"]["median_ms"]["total"] / engines["whisper.cpp-f16"]["median_ms"]["total"])
         assert len(engines["ckw"]["runs"]) == 1 and row["sgemm"]["gflops"] > 0
         assert row["encoder_gflop"] == pytest.approx(36.94, abs=0.01)
+    # The yardsticks: the read bandwidth in every row, a decoder step's bytes and floor on ckw's one-window rows.
+    assert all(row["read"]["gbps"] > 0 for row in report["rows"])
+    assert set(greedy["decode_floors"]) == {"ckw"} and set(bf16["decode_floors"]) == {"ckw-bf16", "ckw"}
+    assert set(beams["decode_floors"]) == {"ckw-b5", "ckw"} and long_form["decode_floors"] == {}
+    one, five = greedy["decode_floors"]["ckw"]["bytes"], beams["decode_floors"]["ckw-b5"]["bytes"]
+    assert five["weights"] == one["weights"] > 0 and five["cross_kv"] == one["cross_kv"] > 0
+    assert five["self_kv"] > 4 * one["self_kv"] > 0  # every beam's own (prompts of equal length)
+    assert greedy["decode_floors"]["ckw"]["share_of_read"] > 0
     assert long_form["seconds"] == 30.0
     assert report["ggml"]["tiny"]["ftype"] == "f16"
     assert report["ckw_isa"] in ("avx512", "avx2", "scalar")
@@ -63,6 +70,7 @@ def test_table_names_the_machine_and_agrees_on_jfk(run):
     text, report = run
     assert report["machine"]["model"] in text and f"ckw ISA path: {report['ckw_isa']}" in text
     assert "OpenBLAS sgemm 1500x384x1536 on 2 threads" in text
+    assert "memory read: " in text and "decode ckw: a step reads " in text
     jfk = text.split("tiny · jfk.wav")[1].split("tiny · ")[0]
     for peer in ("fw-fp32", "fw-int8", "whisper.cpp-f16"):
         assert f"text {peer}: = ckw" in jfk

@@ -30,7 +30,7 @@ from absl import app, flags
 
 from models.whisper.checkpoint import layout
 from runtime import runfiles
-from tools.bench import report, sgemm, sizes
+from tools.bench import floors, report, sgemm, sizes
 
 FLAGS = flags.FLAGS
 flags.DEFINE_list("synthetic", ["small", "large-v3-turbo"], f"Published models to time on seeded weights of "
@@ -71,18 +71,6 @@ def _worker(kind: str, spec: dict, scratch: str) -> dict:
         return json.load(f)
 
 
-def _state_bytes() -> int:
-    """Bytes per value of the decoder's K/V caches: the circuit's state dtype."""
-    with open(runfiles.locate("ckw", "circuits/audio_transformer_decoder.json"), encoding="utf-8") as f:
-        state = json.load(f)["state"]
-    widths = {"f32": 4, "f16": 2, "bf16": 2}
-    kinds = {state[k]["dtype"] for k in ("self_k", "self_v", "cross_k", "cross_v")}
-    if len(kinds) != 1 or kinds - set(widths):
-        raise SystemExit(f"circuits/audio_transformer_decoder.json: K/V state dtypes {sorted(kinds)}; expected one "
-                         f"of {sorted(widths)}")
-    return widths[kinds.pop()]
-
-
 def measure(model: str, wav: str, scratch_root: str) -> dict:
     scratch = os.path.join(scratch_root, model)
     os.makedirs(scratch, exist_ok=True)
@@ -111,8 +99,8 @@ def summarise(model: str, config: dict, ckw: dict, engines: dict, probes: list) 
     sgemm_gflops = statistics.median(r["sgemm_gflops"] for r in rounds)
     read_gbps = statistics.median(r["read"]["gbps"] for r in rounds)
     flop = sgemm.encoder_flops(config)
-    floor = sizes.decode_bytes_per_step(ckw["manifest"], config, len(ckw["prompt"]), FLAGS.decode_tokens,
-                                        _state_bytes())
+    floor = floors.decode_bytes_per_step(ckw["manifest"], config, len(ckw["prompt"]), FLAGS.decode_tokens,
+                                         floors.state_bytes())
     floor_ms = 1e3 * floor["total"] / (read_gbps * 1e9)
     out = {}
     for label, e in engines.items():

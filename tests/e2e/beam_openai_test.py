@@ -1,9 +1,9 @@
 """Beam search over the generated C decoder gives openai-whisper's `whisper.decode(beam_size=5)`
-tokens, token for token, on jfk.wav and every LibriSpeech clip in @test_audio (first 30 s
-window of the log-mel with 30 s of padding, fp16=False, without timestamps, same weights); on
-a few clips also with patience 2 and with a length penalty (the cases: references.py's beam
-set, computed once per variant by build actions). The variant comes from CKW_VARIANT (one Bazel
-target per variant, sharded over cases).
+tokens, token for token, on jfk.wav and the LibriSpeech clips in @test_audio (tiny: every one,
+base: every third; first 30 s window of the log-mel with 30 s of padding, fp16=False, without
+timestamps, same weights); on a few clips also with patience 2 and with a length penalty (the
+cases: references.py's beam set, computed once per variant by build actions). The variant comes
+from CKW_VARIANT (one Bazel target per variant, sharded over cases).
 """
 
 import os

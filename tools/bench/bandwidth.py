@@ -1,5 +1,5 @@
-"""A memory-read bandwidth probe for //tools:benchmark_sizes: the yardstick of a decoder step, which
-streams the decoder's weights and K/V caches once per token.
+"""A memory-read bandwidth probe for //tools:benchmark_e2e and //tools:benchmark_sizes: the
+yardstick of a decoder step, which streams the decoder's weights and K/V caches once per token.
 
 Each of `threads` Python threads reads its own 1/threads of a buffer much larger than the L3
 (default 1 GiB) with OpenBLAS's sdot of the slice with itself (BLAS limited to one thread per
@@ -53,13 +53,16 @@ class ReadBandwidth:
                 limit.restore_original_limits()
         return self.nbytes / statistics.median(times) / 1e9
 
+    def best(self) -> dict:
+        """GB/s per thread count 1..threads and the highest of them (the one buffer reused)."""
+        rates = {}
+        for t in range(1, self.threads + 1):
+            step = -(-self.buffer.size // t)
+            self.slices = [self.buffer[i:i + step] for i in range(0, self.buffer.size, step)]
+            rates[t] = self.run()
+        return {"gbps": max(rates.values()), "per_threads": rates, "buffer_bytes": self.nbytes}
+
 
 def best_of(threads: int, reps: int = 5) -> dict:
-    """GB/s per thread count 1..threads and the highest of them (the one buffer reused)."""
-    probe = ReadBandwidth(threads, reps=reps)
-    rates = {}
-    for t in range(1, threads + 1):
-        step = -(-probe.buffer.size // t)
-        probe.slices = [probe.buffer[i:i + step] for i in range(0, probe.buffer.size, step)]
-        rates[t] = probe.run()
-    return {"gbps": max(rates.values()), "per_threads": rates, "buffer_bytes": probe.nbytes}
+    """ReadBandwidth.best on a buffer of its own."""
+    return ReadBandwidth(threads, reps=reps).best()

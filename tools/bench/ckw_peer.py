@@ -4,12 +4,15 @@ with counters on the encoder, prefill and decoder-step calls, so stage times can
 and per step. With beams, one decoder step is one call for every beam's next token."""
 
 import functools
+import json
+import os
 import time
 from typing import Dict, Optional
 
 from runtime.decoding import DecodingOptions
 from runtime.engine import Engine
 from runtime.options import TranscribeOptions
+from tools.bench import floors
 
 
 class CkwPeer:
@@ -17,13 +20,18 @@ class CkwPeer:
     def __init__(self, variant: str, threads: int, beam_size: Optional[int] = None, precision: str = "fp32"):
         """beam_size: beam search on the one-window clip (None: greedy); precision: the fp32 build or
         the bf16 one (labelled ckw-bf16)."""
-        self.label = "ckw" + ("" if precision == "fp32" else f"-{precision}") + ("" if beam_size is None else f"-b{beam_size}")
+        self.label = ("ckw" + ("" if precision == "fp32" else f"-{precision}")
+                      + ("" if beam_size is None else f"-b{beam_size}"))
         self.beam_size = beam_size
         self.engine = Engine.from_runfiles(variant, precision=precision, threads=threads)
         self.calls = {"encoder": 0, "prefill": 0, "decode": 0}
+        self.prompt_tokens = 0  # of the last prefill: the one-window rows' prompt
         self._count(self.engine.encoder, "run", "encoder")
         self._count(self.engine.decoder, "prefill", "prefill")
         self._count(self.engine.decoder, "decode_batch", "decode")  # greedy's decode() goes through it
+        with open(os.path.join(self.engine.checkpoint_dir, "manifest.json"), encoding="utf-8") as f:
+            self.manifest = json.load(f)  # the weights as this build stores them (f16, bf16)
+        self.state_bytes = floors.state_bytes()
 
     def _count(self, obj, method: str, key: str) -> None:
         inner = getattr(obj, method)
@@ -31,6 +39,8 @@ class CkwPeer:
         @functools.wraps(inner)
         def counted(*args, **kwargs):
             self.calls[key] += 1
+            if key == "prefill":
+                self.prompt_tokens = len(args[0])
             return inner(*args, **kwargs)
 
         setattr(obj, method, counted)  # an instance attribute: this engine only
@@ -48,7 +58,13 @@ class CkwPeer:
         wall = 1000 * (time.perf_counter() - t0)
         ms = result["timings_ms"]
         windows = max(self.calls["encoder"], 1)
+        # One window: the bytes of its average decoder step (beams: every beam's K/V); long-form
+        # windows' prompts vary, so no floor there.
+        step_bytes = None if clip.long_form else floors.decode_bytes_per_step(
+            self.manifest, self.engine.config, self.prompt_tokens, self.calls["decode"] + 1, self.state_bytes,
+            rows=self.beam_size or 1)
         return {
+            "decode_bytes_per_step": step_bytes,
             "text": result["text"],
             "tokens": len(result["tokens"]),
             "windows": self.calls["encoder"],

@@ -29,6 +29,29 @@ def ratio(ours: Optional[float], peer: Optional[float]) -> Optional[float]:
     return ours / peer if ours is not None and peer else None
 
 
+# The exact fp32 build's targets against the same-run yardsticks (issue 27).
+TARGET_ENCODER_SHARE = 0.90
+TARGET_DECODE_SHARE = 0.85
+
+
+def decode_floors(summaries: Dict, reads: List[Dict], threads: int) -> Dict:
+    """The row's read bandwidth (median over the rounds) and, for each engine whose runs give the bytes
+    of a decoder step (ckw's one-window runs), that step's floor (bytes / bandwidth) and the step's
+    share of the bandwidth (floor / measured step)."""
+    if not reads:
+        return {}
+    gbps = statistics.median(r["gbps"] for r in reads)
+    floors = {}
+    for label, s in summaries.items():
+        step = s["runs"][-1].get("decode_bytes_per_step")
+        measured = s["median_ms"]["decode_per_token"]
+        if step is None or not measured:
+            continue
+        floor_ms = 1e3 * step["total"] / (gbps * 1e9)
+        floors[label] = {"bytes": step, "floor_ms": floor_ms, "share_of_read": floor_ms / measured}
+    return {"read": {"threads": threads, "gbps": gbps, "per_round": reads}, "decode_floors": floors}
+
+
 def _num(value: Optional[float], width: int, digits: int = 1, mark: str = "") -> str:
     if value is None:
         return f"{'-':>{width}}"
@@ -66,7 +89,19 @@ def render_row(row: Dict) -> List[str]:
                  + "".join(f" | {_num(gf.get(p), 16)} {'':>6}" for p in peers))
     lines.append(f"encoder: {row['encoder_gflop']:.1f} GFLOP per 30 s window; OpenBLAS sgemm {row['sgemm']['shape']} "
                  f"on {row['sgemm']['threads']} threads: {row['sgemm']['gflops']:.0f} GFLOPS (median over the rounds); "
-                 f"{ours}'s encoder reaches {100 * row['encoder_fraction_of_sgemm']:.0f}% of it")
+                 f"{ours}'s encoder reaches {100 * row['encoder_fraction_of_sgemm']:.0f}% of it"
+                 + (f" (target for the exact fp32 build: {100 * TARGET_ENCODER_SHARE:.0f}%)"
+                    if row.get("precision", "fp32") == "fp32" else ""))
+    if "read" in row:
+        lines.append(f"memory read: {row['read']['gbps']:.1f} GB/s (tools/bench/bandwidth.py, best of 1..."
+                     f"{row['read']['threads']} threads, median over the rounds)")
+    for label, f in row.get("decode_floors", {}).items():
+        b = f["bytes"]
+        lines.append(f"decode {label}: a step reads {b['total'] / 1e6:.1f} MB (weights {b['weights'] / 1e6:.1f}, "
+                     f"cross K/V {b['cross_kv'] / 1e6:.1f}, self K/V {b['self_kv'] / 1e6:.2f}): floor "
+                     f"{f['floor_ms']:.2f} ms; the step reaches {100 * f['share_of_read']:.0f}% of the read bandwidth"
+                     + (f" (target for the exact fp32 build: {100 * TARGET_DECODE_SHARE:.0f}%)"
+                        if label == "ckw" else ""))
     base = normalise_text(engines[ours]["text"])
     for p in peers:
         same = normalise_text(engines[p]["text"]) == base

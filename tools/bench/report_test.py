@@ -104,3 +104,23 @@ def test_a_stopped_runs_json_renders():
     assert "tiny · long (600.0 s, long-form) · medians of 2 runs (stopped: 5 planned)" in text
     assert "3.00 before the run, at most 5.00" in text and "WARNING: the machine was busy" in text
     assert report.loadavg_summary(1.0, [3.0, 4.4], 4.0, 2)["busy"] is False
+
+
+def test_decode_floors_and_their_lines():
+    step = {"weights": 40e6, "cross_kv": 9e6, "self_kv": 1e6, "total": 50e6}
+    ckw = report.summarise([dict(_run(100.0, 5.0), decode_bytes_per_step=step)])
+    peer = report.summarise([_run(400.0, 8.0)])  # no bytes: no floor
+    reads = [{"gbps": 10.0}, {"gbps": 20.0}, {"gbps": 12.5}]
+    floors = report.decode_floors({"ckw": ckw, "peer": peer}, reads, 2)
+    assert floors["read"]["gbps"] == 12.5 and list(floors["decode_floors"]) == ["ckw"]
+    f = floors["decode_floors"]["ckw"]
+    assert f["floor_ms"] == 4.0 and f["share_of_read"] == 0.8  # 50 MB at 12.5 GB/s: 4 ms of the 5 measured
+    assert report.decode_floors({"ckw": ckw}, [], 2) == {}
+    row = {"model": "tiny", "clip": "jfk.wav", "seconds": 11.0, "mode": "one window", "runs": 1,
+           "engines": {"ckw": ckw, "peer": peer}, "encoder_gflop": 36.9, "encoder_gflops": {"ckw": 3690.0},
+           "encoder_fraction_of_sgemm": 0.5, "sgemm": {"shape": "1500x384x1536", "threads": 2, "gflops": 7380.0},
+           **floors}
+    text = "\n".join(report.render_row(row))
+    assert "memory read: 12.5 GB/s" in text and "(target for the exact fp32 build: 90%)" in text
+    assert ("decode ckw: a step reads 50.0 MB (weights 40.0, cross K/V 9.0, self K/V 1.00): floor 4.00 ms; the step "
+            "reaches 80% of the read bandwidth (target for the exact fp32 build: 85%)") in text

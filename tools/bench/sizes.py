@@ -3,7 +3,7 @@ through a Hugging Face directory and CTranslate2's own converter, to faster-whis
 int8); one engine per subprocess (its peak RSS is its own), each decoding exactly `decode_tokens`
 tokens (end of text suppressed: seeded weights never choose it, but nothing else may stop a run
 short); the machine's yardsticks (sgemm, memory-read bandwidth) in a process of their own; the
-decode step's bandwidth floor; the table."""
+decode step's bandwidth floor (tools/bench/floors.py); the table."""
 
 import json
 import os
@@ -92,30 +92,6 @@ def convert_ct2(hf_dir: str, out: str, quantization: str) -> str:
     Converter(hf_dir, copy_files=["tokenizer.json", "preprocessor_config.json"]).convert(
         out, quantization=quantization, force=True)
     return out
-
-
-# --- the floor of a decoder step ----------------------------------------------------------------
-
-def decode_bytes_per_step(manifest: Dict, config: Dict, prompt_len: int, tokens: int, state_bytes: int) -> Dict:
-    """Bytes one greedy decoder step must read, averaged over the forced decode: every decoder tensor
-    as stored (the manifest's nbytes: f16 weights, f32 norms and biases) except the cross-attention
-    K/V projections (run once per window, at prefill) and the position table (one row), the token
-    embedding once (the logits' GEMM; the lookup reads one row); plus per layer the cross-attention
-    K and V over the encoder's n_audio_ctx rows and the self-attention K and V of the positions
-    attended (prompt_len + i at step i), at `state_bytes` per value (the circuit's state dtype)."""
-    weights = 0
-    for t in manifest["tensors"]:
-        name = t["name"]
-        if not name.startswith("model.decoder.") or name.startswith("model.decoder.embed_positions"):
-            continue
-        if ".encoder_attn.k_proj." in name or ".encoder_attn.v_proj." in name:
-            continue
-        weights += t["nbytes"]
-    d, layers = config["n_text_state"], config["n_text_layer"]
-    cross = layers * 2 * config["n_audio_ctx"] * d * state_bytes
-    steps = range(1, tokens)  # the decode calls after prefill; call i attends prompt_len + i rows
-    self_kv = layers * 2 * d * state_bytes * statistics.mean(prompt_len + i for i in steps) if tokens > 1 else 0
-    return {"weights": weights, "cross_kv": cross, "self_kv": int(self_kv), "total": int(weights + cross + self_kv)}
 
 
 # --- the engines, each in its own process -------------------------------------------------------

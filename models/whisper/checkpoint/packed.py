@@ -174,6 +174,10 @@ class PackedCheckpoint:
             raise CheckpointError(f"{where}: tensors end at {end}, file has {self.manifest['weights_nbytes']} bytes")
 
 
+# The models whose checkpoints this build packs (@whisper_<variant>): model name -> variant.
+BUILT_IN = {"tiny.en": "tiny", "base": "base"}
+
+
 def runfiles_checkpoint_dir(variant: str) -> str:
     """Directory of `@whisper_<variant>` inside a Bazel test's or binary's runfiles."""
     repo = f"whisper_{variant}"

