@@ -1,16 +1,31 @@
-"""Locates build outputs (libraries, checkpoints) in the Bazel runfiles tree of this process."""
+"""Locates build outputs (libraries, checkpoints) in the Bazel runfiles tree of this process, or
+in the installed ckw package, which holds them at their workspace paths (//:wheel)."""
 
 import os
 
 WORKSPACE = "ckw"
+PACKAGE_MARKER = "PACKAGE_ROOT"  # tools/wheel/build_wheel.py writes it into the package
+
+
+def installed_package() -> str | None:
+    """The installed ckw package's directory when this file runs from one (this file is then
+    <site-packages>/ckw/runtime/runfiles.py), else None."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if os.path.basename(package) == WORKSPACE and os.path.isfile(os.path.join(package, PACKAGE_MARKER)):
+        return package
+    return None
 
 
 def runfiles_root() -> str:
+    here = os.path.dirname(os.path.abspath(__file__))
+    # Checked first, so a ckw command run from inside a Bazel test still finds its own libraries.
+    package = installed_package()
+    if package:
+        return os.path.dirname(package)
     for var in ("RUNFILES_DIR", "TEST_SRCDIR"):
         if os.environ.get(var):
             return os.environ[var]
     # py_binary: this file is <root>/ckw/runtime/runfiles.py
-    here = os.path.dirname(os.path.abspath(__file__))
     root = os.path.dirname(os.path.dirname(here))
     if os.path.basename(root).endswith(".runfiles"):
         return root
@@ -20,6 +35,9 @@ def runfiles_root() -> str:
 def locate(repository: str, path: str) -> str:
     """Absolute path of `path` in `repository` (`ckw` for this one, else e.g. `whisper_tiny`)."""
     full = os.path.join(runfiles_root(), repository, path)
+    if not os.path.exists(full) and installed_package():
+        raise FileNotFoundError(f"{repository}//{path} is not part of the installed ckw package ({full}): the wheel "
+                                "carries no weights and only the libraries of //models/whisper:libraries")
     if not os.path.exists(full):
         raise FileNotFoundError(f"{repository}//{path} is not in the runfiles ({full}); add it to the target's data")
     return full

@@ -12,7 +12,8 @@ semantics (runtime/longform.py) through `Engine.transcribe`, the Python API this
 layer over. Options, names and defaults are openai-whisper's. Outputs go to --output_dir as <input name>.<format>, each file written whole or not at
 all. One file that fails gets its one-line error; the others are still transcribed and written.
 
-Errors are one line on stderr, `transcribe: error: <file or flag>: <problem>; <what to do>`, and
+Errors are one line on stderr, `transcribe: error: <file or flag>: <problem>; <what to do>` (the
+installed wheel's command says `ckw: error: ...`), and
 the exit status says what kind: 1 a bad input (audio, checkpoint, output path, an option the
 checkpoint cannot honour; with several files: any of them failed), 2 wrong usage (unknown flag,
 bad flag value). The options are checked by the runtime (runtime/options.py), the same checks
@@ -34,6 +35,7 @@ from runtime.subtitles import format_timestamp
 from runtime.transcription import collect
 
 FLAGS = flags.FLAGS
+PROGRAM = "transcribe"  # in messages; ckw/__main__.py sets "ckw"
 flags.DEFINE_multi_string("wav", None, "Audio or video file to transcribe: WAV, or any container FFmpeg reads (m4a, "
                           "mp4, webm, opus, aac, flac, ogg, mp3, ...). Repeat for several files, or give them as "
                           "positional arguments. Relative to where you ran the command. Default: the built-in demo "
@@ -116,7 +118,7 @@ class CliError(ValueError):
 
 
 def _error(message: str, status: int) -> int:
-    print(f"transcribe: error: {message}", file=sys.stderr)
+    print(f"{PROGRAM}: error: {message}", file=sys.stderr)
     return status
 
 
@@ -239,7 +241,7 @@ def _inputs(positional: list) -> list:
     is given."""
     names = list(FLAGS.wav or []) + list(positional)
     if not names:
-        print(f"transcribe: no audio file given; using the built-in demo clip synthesized by the build with "
+        print(f"{PROGRAM}: no audio file given; using the built-in demo clip synthesized by the build with "
               f"espeak-ng ({DEMO_CLIP})", file=sys.stderr)
         return [(DEMO_CLIP, runfiles.locate("ckw", DEMO_CLIP))]
     return [(name, _user_path(name)) for name in names]
@@ -362,7 +364,7 @@ def main(argv):
                 _error(str(e), EXIT_BAD_INPUT)
                 failed += 1
     if failed and len(inputs) > 1:
-        print(f"transcribe: {failed} of {len(inputs)} files failed", file=sys.stderr)
+        print(f"{PROGRAM}: {failed} of {len(inputs)} files failed", file=sys.stderr)
     return EXIT_BAD_INPUT if failed else 0
 
 

@@ -1,0 +1,43 @@
+"""`ckw_wheel`: the pip-installable wheel of a py_binary's program (tools/wheel/build_wheel.py)."""
+
+def _is_weights(f):
+    # Derived checkpoints (the bf16 weights) are weights: a wheel carries none.
+    return "_checkpoint/" in f.short_path
+
+def _ckw_wheel_impl(ctx):
+    runfiles = ctx.attr.binary[DefaultInfo].default_runfiles.files.to_list()
+    package = ctx.attr.package[DefaultInfo].files.to_list()
+    files = [f for f in runfiles + package if not f.owner.workspace_name and not _is_weights(f)]
+    files = {f.short_path: f for f in files}.values()  # once each
+    listing = ctx.actions.declare_file(ctx.label.name + ".files")
+    ctx.actions.write(listing, "".join(["%s\t%s\n" % (f.path, f.short_path) for f in files]))
+    out = ctx.actions.declare_directory(ctx.label.name)
+    args = ctx.actions.args()
+    args.add("--files", listing)
+    args.add("--lock", ctx.file.lock)
+    args.add("--module", ctx.file.module)
+    args.add("--out_dir", out.path)
+    ctx.actions.run(
+        executable = ctx.executable._builder,
+        arguments = [args],
+        inputs = list(files) + [listing, ctx.file.lock, ctx.file.module],
+        outputs = [out],
+        mnemonic = "CkwWheel",
+        progress_message = "Writing the ckw wheel (%d files)" % len(files),
+    )
+    return [
+        DefaultInfo(files = depset([out]), runfiles = ctx.runfiles(files = [out])),
+        OutputGroupInfo(listing = depset([listing])),  # wheel_test rebuilds from it: the same bytes
+    ]
+
+ckw_wheel = rule(
+    implementation = _ckw_wheel_impl,
+    attrs = {
+        "binary": attr.label(mandatory = True, doc = "the command the wheel's `ckw` is; its runfiles are the contents"),
+        "package": attr.label(mandatory = True, doc = "the public package's sources (ckw/)"),
+        "lock": attr.label(allow_single_file = True, mandatory = True),
+        "module": attr.label(allow_single_file = True, mandatory = True, doc = "MODULE.bazel: the version"),
+        "_builder": attr.label(default = "//tools/wheel:build_wheel", executable = True, cfg = "exec"),
+    },
+    doc = "A directory holding ckw-<version>-py3-none-<manylinux tag>.whl.",
+)

@@ -1,0 +1,147 @@
+"""//:wheel installed into a fresh virtual environment, as a user installs it: `ckw` and `python -m
+ckw` print what //tools:transcribe prints, `import ckw` transcribes, the package imports no
+top-level runtime/models/tools and holds no weights, its manylinux tag is what its libraries need,
+and a second build of the same files gives the same bytes.
+
+The environment has no network: its dependencies come from the test's own interpreter (.venv,
+through a .pth file), the wheel is installed with --no-deps --no-index, and the Hub is offline, so
+`--model tiny.en` is converted from the PyPI package as on a machine without the Hub.
+"""
+
+import ast
+import glob
+import os
+import re
+import subprocess
+import sys
+import sysconfig
+import venv
+import zipfile
+
+import pytest
+
+from runtime import runfiles
+from runtime.engine import Engine
+from tools.wheel import build_wheel, elf
+
+MOVED = ("runtime", "models", "tools")
+
+
+@pytest.fixture(scope="module")
+def wheel() -> str:
+    found = glob.glob(os.path.join(runfiles.locate("ckw", "wheel"), "*.whl"))
+    assert len(found) == 1, found
+    return found[0]
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory, wheel):
+    """(python, ckw command, environment) of a fresh venv with the wheel installed."""
+    root = tmp_path_factory.mktemp("venv")
+    venv.create(root, with_pip=True)
+    python = str(root / "bin" / "python")
+    purelib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    with open(os.path.join(purelib, "deps.pth"), "w", encoding="utf-8") as f:
+        f.write(sysconfig.get_paths()["purelib"] + "\n")  # numpy, tokenizers, ... of .venv
+    subprocess.run([python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", wheel], check=True)
+    clean = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(root),
+             "CKW_CACHE_DIR": str(tmp_path_factory.mktemp("cache")), "HF_HUB_OFFLINE": "1",
+             "HF_HOME": str(root / "hf")}  # no RUNFILES_DIR, PYTHONPATH or TEST_SRCDIR: a user's shell
+    return python, str(root / "bin" / "ckw"), clean
+
+
+def run(cmd, environment, cwd):
+    return subprocess.run(cmd, capture_output=True, text=True, env=environment, cwd=cwd, timeout=600, check=False)
+
+
+def test_name_tag_and_metadata(wheel):
+    with open(runfiles.locate("ckw", "MODULE.bazel"), encoding="utf-8") as f:
+        version = re.search(r'version = "([^"]+)"', f.read()).group(1)
+    m = re.fullmatch(rf"ckw-{re.escape(version)}-py3-none-(manylinux_\d+_\d+_x86_64)\.whl", os.path.basename(wheel))
+    assert m, os.path.basename(wheel)
+    with zipfile.ZipFile(wheel) as z:
+        names = z.namelist()
+        metadata = z.read(f"ckw-{version}.dist-info/METADATA").decode()
+        z.extractall(os.environ["TEST_TMPDIR"] + "/unpacked")
+    libraries = glob.glob(os.environ["TEST_TMPDIR"] + "/unpacked/ckw/models/whisper/*.so")
+    assert any(p.endswith("libckw_tiny_decoder.so") for p in libraries)
+    assert elf.manylinux_tag(libraries) == m.group(1)  # the tag is what the libraries need
+    requires = re.findall(r"^Requires-Dist: ([\w.-]+)>=", metadata, re.M)
+    assert {"numpy", "tokenizers", "absl-py", "huggingface_hub"} <= set(requires)
+    assert not {"torch", "openai-whisper", "ctranslate2"} & set(requires)
+    assert not [n for n in names if n.endswith((".bin", ".safetensors", ".pt"))]  # no weights
+    assert "ckw/PACKAGE_ROOT" in names and "ckw/__main__.py" in names
+
+
+def test_nothing_imports_a_top_level_runtime_models_or_tools(wheel):
+    with zipfile.ZipFile(wheel) as z:
+        for name in (n for n in z.namelist() if n.endswith(".py")):
+            for node in ast.walk(ast.parse(z.read(name), name)):
+                if isinstance(node, ast.ImportFrom) and node.level == 0:
+                    assert node.module.split(".")[0] not in MOVED, f"{name}:{node.lineno}: from {node.module}"
+                if isinstance(node, ast.Import):
+                    assert not [a for a in node.names if a.name.split(".")[0] in MOVED], f"{name}:{node.lineno}"
+
+
+def test_a_second_build_gives_the_same_bytes(wheel, tmp_path):
+    with open(runfiles.locate("ckw", "wheel.files"), encoding="utf-8") as f:
+        short_paths = [line.rstrip("\n").split("\t")[1] for line in f if line.strip()]
+    files = [(runfiles.locate("ckw", p), p) for p in short_paths]
+    again = build_wheel.build(files, runfiles.locate("ckw", "requirements_lock.txt"),
+                              runfiles.locate("ckw", "MODULE.bazel"), str(tmp_path))
+    assert os.path.basename(again) == os.path.basename(wheel)
+    with open(again, "rb") as a, open(wheel, "rb") as b:
+        assert a.read() == b.read()
+
+
+def test_ckw_prints_what_the_bazel_cli_prints(env, tmp_path):
+    python, ckw, environment = env
+    jfk = runfiles.locate("test_audio", "jfk.wav")
+    srt = ["--output_format", "srt", "--output", "-"]
+    installed = run([ckw, jfk, "--model", "tiny.en", *srt], environment, tmp_path)
+    assert installed.returncode == 0, installed.stderr
+    assert "converting PyPI" in installed.stderr  # no Hub, no runfiles: the PyPI package, into the cache
+    in_tree = run([runfiles.locate("ckw", "tools/transcribe"), jfk, "--model", "tiny.en", *srt], dict(os.environ),
+                  tmp_path)
+    assert in_tree.returncode == 0, in_tree.stderr
+    assert installed.stdout == in_tree.stdout and "ask not what your country can do for you" in installed.stdout
+    again = run([python, "-m", "ckw", jfk, *srt], environment, tmp_path)  # tiny.en is the default; cached now
+    assert again.returncode == 0 and again.stdout == in_tree.stdout and "converting" not in again.stderr
+
+
+def test_help_and_errors_are_the_clis(env, tmp_path):
+    python, ckw, environment = env
+    for cmd in ([ckw, "--help"], [python, "-m", "ckw", "--help"]):
+        out = run(cmd, environment, tmp_path).stdout
+        assert "--model:" in out and "--output_format:" in out and "--word_timestamps:" in out
+    missing = run([ckw, str(tmp_path / "missing.wav")], environment, tmp_path)
+    assert missing.returncode == 1
+    assert missing.stderr.strip().splitlines()[-1].startswith(f"ckw: error: {tmp_path / 'missing.wav'}: ")
+    # bf16 runs on weights the build derives: a wheel carries none, and says so.
+    bf16 = run([ckw, runfiles.locate("test_audio", "jfk.wav"), "--precision", "bf16"], environment, tmp_path)
+    assert bf16.returncode == 1 and "is not part of the installed ckw package" in bf16.stderr
+    usage = run([ckw, "--bogus"], environment, tmp_path)
+    assert usage.returncode == 2 and usage.stderr.strip() == "ckw: error: Unknown command line flag 'bogus'; see --help"
+
+
+def test_import_ckw_transcribes(env, tmp_path):
+    python, _, environment = env
+    code = ("import ckw, sys\n"
+            "with ckw.Engine.from_checkpoint(ckw.checkpoint('tiny.en')) as engine:\n"
+            "    segments, info = engine.transcribe(sys.argv[1])\n"
+            "    print(info.language, ''.join(s.text for s in segments).strip())\n")
+    jfk = runfiles.locate("test_audio", "jfk.wav")
+    out = run([python, "-c", code, jfk], environment, tmp_path)
+    assert out.returncode == 0, out.stderr
+    with Engine.from_runfiles("tiny") as engine:  # the same checkpoint, packed by the build
+        segments, info = engine.transcribe(jfk)
+        text = "".join(s.text for s in segments).strip()  # segments come as they are decoded
+    assert out.stdout == f"{info.language} {text}\n"
+    # The workspace's packages are inside ckw only.
+    alone = run([python, "-c", "import ckw, runtime"], environment, tmp_path)
+    assert alone.returncode != 0 and "No module named 'runtime'" in alone.stderr
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-v"]))
