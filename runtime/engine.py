@@ -26,7 +26,7 @@ from runtime import abi, audio_stream, checkpoint_check, libraries, longform, ru
 from runtime.errors import AudioError, EngineError  # callers import them from here too
 from runtime.decoding import DecodingOptions, greedy_decode
 from runtime.tokenizer import WhisperTokenizer
-from runtime.options import TranscribeOptions, options_from
+from runtime.options import PRECISIONS, TranscribeOptions, options_from
 from runtime.transcription import Segment, TranscriptionInfo, collect
 
 N_FRAMES = 3000  # one 30 s window of log-mel frames
@@ -46,9 +46,6 @@ def check_isa_cap() -> None:
 # The variants whose checkpoints the build packs (@whisper_<variant>) -> the model each one is.
 BUILT_IN = {variant: model for model, variant in packed.BUILT_IN.items()}
 
-# fp32: the converted checkpoint (default, the parity build); bf16: weights derived from it by
-# models/whisper/precision_bf16.json, libraries ckw_<variant>_bf16_<part>.
-PRECISIONS = ("fp32", "bf16")
 
 
 def _build_name(variant: str, precision: str) -> str:

@@ -11,9 +11,6 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Optional, Union
 
-import numpy as np
-
-from runtime import word_timing
 
 DEFAULT_TEMPERATURES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
 FRAMES_PER_SECOND = 100  # log-mel frames (10 ms each)
@@ -90,6 +87,14 @@ def parse_token_ids(name: str, spec) -> list[int]:
 TokenSpec = Optional[Union[str, Sequence[int]]]
 
 
+# openai-whisper's transcribe() defaults: marks merged into the next / the previous word.
+PREPEND_PUNCTUATIONS = "\"'“¿([{-"
+APPEND_PUNCTUATIONS = "\"'.。,，!！?？:：”)]}、"
+# An engine's builds: fp32, the converted checkpoint (the parity build); bf16, weights derived from
+# it by models/whisper/precision_bf16.json (libraries ckw_<variant>_bf16_<part>).
+PRECISIONS = ("fp32", "bf16")
+
+
 @dataclasses.dataclass(frozen=True)
 class TranscribeOptions:
     """openai-whisper's transcribe() keywords; every value is checked when the options are made."""
@@ -115,8 +120,8 @@ class TranscribeOptions:
     length_penalty: Optional[float] = None
     seed: int = 0  # for sampling at temperature > 0
     word_timestamps: bool = False  # words with start, end, probability per segment (runtime/word_timing.py)
-    prepend_punctuations: str = word_timing.PREPEND_PUNCTUATIONS
-    append_punctuations: str = word_timing.APPEND_PUNCTUATIONS
+    prepend_punctuations: str = PREPEND_PUNCTUATIONS
+    append_punctuations: str = APPEND_PUNCTUATIONS
 
     def __post_init__(self):
         if self.task not in TASKS:
@@ -167,6 +172,8 @@ def temperature_schedule(start: float, increment: Optional[float]) -> tuple[floa
     """openai-whisper's CLI: start, start + increment, ... up to 1.0 (just `start` without increment)."""
     if increment is None or increment <= 0:
         return (float(start),)
+    import numpy as np  # here, not at import: the CLI's --help loads no numpy
+
     return tuple(float(t) for t in np.arange(start, 1.0 + 1e-6, increment)) or (float(start),)
 
 

@@ -27,11 +27,10 @@ from typing import Protocol
 
 import numpy as np
 
+from runtime.options import APPEND_PUNCTUATIONS, PREPEND_PUNCTUATIONS  # openai-whisper's defaults
 from runtime.tokenizer import WhisperTokenizer
 
 TOKENS_PER_SECOND = 50  # encoder rows per second: 16000 / 160 / 2
-PREPEND_PUNCTUATIONS = "\"'“¿([{-"
-APPEND_PUNCTUATIONS = "\"'.。,，!！?？:：”)]}、"
 UNSPACED_LANGUAGES = {"zh", "ja", "th", "lo", "my", "yue"}
 
 

@@ -22,17 +22,22 @@ and messages as the Python API's, printed with the flag's name.
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from absl import app, flags
 
-from models.whisper.checkpoint import store
+# Only modules without numpy here: --help (the wheel's `ckw --help`) loads nothing more. The
+# engine, the audio readers and the checkpoint store are imported where they are used.
 from models.whisper.checkpoint.errors import CheckpointError
-from runtime import audio_input, output_formats, runfiles, subtitles, word_timing
-from runtime.engine import BUILT_IN, PRECISIONS, Engine, EngineError
-from runtime.options import OptionError, options_from, temperature_schedule
+from runtime import output_formats, runfiles, subtitles
+from runtime.errors import EngineError
+from runtime.options import APPEND_PUNCTUATIONS, PRECISIONS, PREPEND_PUNCTUATIONS, OptionError, options_from, \
+    temperature_schedule
 from runtime.output_file import OutputFile, OutputFileError
 from runtime.subtitles import format_timestamp
-from runtime.transcription import collect
+
+if TYPE_CHECKING:
+    from runtime.engine import Engine
 
 FLAGS = flags.FLAGS
 PROGRAM = "transcribe"  # in messages; ckw/__main__.py sets "ckw"
@@ -98,9 +103,9 @@ flags.DEFINE_bool("verify_weights", False, "Before transcribing, check every ten
                   "sha256 (seconds; every start already checks sizes, the manifest and each tensor's xxh64).")
 flags.DEFINE_bool("word_timestamps", False, "Time every word (start, end, probability) from the alignment heads' "
                   "cross-attention, and refine segment bounds with them.")
-flags.DEFINE_string("prepend_punctuations", word_timing.PREPEND_PUNCTUATIONS,
+flags.DEFINE_string("prepend_punctuations", PREPEND_PUNCTUATIONS,
                     "With --word_timestamps: these marks join the following word.")
-flags.DEFINE_string("append_punctuations", word_timing.APPEND_PUNCTUATIONS,
+flags.DEFINE_string("append_punctuations", APPEND_PUNCTUATIONS,
                     "With --word_timestamps: these marks join the preceding word.")
 flags.DEFINE_bool("highlight_words", False, "With --word_timestamps: srt/vtt underline each word as it is spoken.")
 flags.DEFINE_integer("max_line_width", None, "With --word_timestamps: characters per subtitle line before a break.")
@@ -202,6 +207,9 @@ def options_from_flags() -> dict:
 
 def check_model_flags() -> None:
     """Wrong usage of --model, --model_dir and --precision, before any work (CliError)."""
+    from models.whisper.checkpoint import store
+    from runtime.engine import BUILT_IN
+
     try:
         store.model_name(FLAGS.model)
     except CheckpointError as e:
@@ -216,14 +224,19 @@ def engine_spec() -> dict:
     """Where the engine of --model / --model_dir at --precision comes from, found (and converted
     into the cache if need be) once: open_engine's argument, plain data that a corpus worker gets
     too. CheckpointError when it cannot be found."""
+    from models.whisper.checkpoint import store
+    from runtime.engine import BUILT_IN
+
     if FLAGS.precision != "fp32":  # derived from the build's own checkpoints
         return {"variant": {model: v for v, model in BUILT_IN.items()}[FLAGS.model], "precision": FLAGS.precision}
     return {"checkpoint_dir": store.resolve(FLAGS.model, FLAGS.model_dir, FLAGS.local_files_only),
             "model": None if FLAGS.model_dir else store.model_name(FLAGS.model)}
 
 
-def open_engine(spec: dict, verify_weights: bool = False, threads: int | None = None) -> Engine:
+def open_engine(spec: dict, verify_weights: bool = False, threads: int | None = None) -> "Engine":
     """The engine of an engine_spec() (EngineError)."""
+    from runtime.engine import Engine
+
     if "variant" in spec:
         return Engine.from_runfiles(spec["variant"], precision=spec["precision"], verify_weights=verify_weights,
                                     threads=threads)
@@ -288,7 +301,10 @@ def _progress_bar(total_seconds: float):
                      bar_format="{l_bar}{bar}| {n:.1f}/{total:.1f} s [{elapsed}<{remaining}]")
 
 
-def transcribe_one(engine: Engine, name: str, path: str, options: dict, outputs: list) -> None:
+def transcribe_one(engine: "Engine", name: str, path: str, options: dict, outputs: list) -> None:
+    from runtime import audio_input
+    from runtime.transcription import collect
+
     # The destinations are reserved first: an unusable one fails before any work is done.
     files = [(fmt, OutputFile(*target) if target else None) for fmt, target in outputs]
     bar = None
@@ -330,6 +346,8 @@ def _echo(segments):
 
 
 def main(argv):
+    from runtime import audio_input
+
     try:
         options = options_from_flags()
         check_model_flags()

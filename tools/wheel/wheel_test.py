@@ -112,9 +112,11 @@ def test_ckw_prints_what_the_bazel_cli_prints(env, tmp_path):
 
 def test_help_and_errors_are_the_clis(env, tmp_path):
     python, ckw, environment = env
-    for cmd in ([ckw, "--help"], [python, "-m", "ckw", "--help"]):
-        out = run(cmd, environment, tmp_path).stdout
-        assert "--model:" in out and "--output_format:" in out and "--word_timestamps:" in out
+    for cmd in ([ckw, "--help"], [python, "-X", "importtime", "-m", "ckw", "--help"]):
+        done = run(cmd, environment, tmp_path)
+        assert "--model:" in done.stdout and "--output_format:" in done.stdout and "--word_timestamps:" in done.stdout
+    imported = [line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")]
+    assert "ckw.tools.transcribe" in imported and "numpy" not in imported  # --help loads no engine
     missing = run([ckw, str(tmp_path / "missing.wav")], environment, tmp_path)
     assert missing.returncode == 1
     assert missing.stderr.strip().splitlines()[-1].startswith(f"ckw: error: {tmp_path / 'missing.wav'}: ")
