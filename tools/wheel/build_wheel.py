@@ -124,25 +124,35 @@ def build(files: list[tuple[str, str]], lock: str, module_bazel: str, out_dir: s
         raise WheelError(f"the package imports {', '.join(unknown)}, which tools/wheel/build_wheel.py DISTRIBUTIONS "
                          "does not map to a distribution; add them")
     versions = lock_versions(lock)
-    version = module_version(module_bazel)
-    tag = f"py3-none-{elf.manylinux_tag(libraries)}"
-    info = f"{NAME}-{version}.dist-info"
     requires = [f"Requires-Dist: {requirement(DISTRIBUTIONS[m], versions, lock)}" for m in sorted(imports)]
     for extra, dists in EXTRAS.items():
         requires += [f"Provides-Extra: {extra}"] + [
             f"Requires-Dist: {requirement(d, versions, lock)}; extra == \"{extra}\"" for d in dists]
+    metadata = ["Summary: Whisper inference compiled from circuit JSON to C, for the CPU",
+                f"Requires-Python: {REQUIRES_PYTHON}", *requires]
+    return write_wheel(entries, NAME, module_version(module_bazel), f"py3-none-{elf.manylinux_tag(libraries)}",
+                       metadata, out_dir, entry_points=f"[console_scripts]\n{NAME} = {NAME}.__main__:main\n")
+
+
+def write_wheel(entries: dict[str, bytes], name: str, version: str, tag: str, metadata: list[str], out_dir: str,
+                entry_points: str | None = None) -> str:
+    """out_dir/<name>-<version>-<tag>.whl holding `entries` (path in the wheel -> bytes) and its
+    .dist-info (METADATA with `metadata` lines, WHEEL, entry_points.txt, RECORD), in a fixed order
+    with fixed dates: the same entries give the same bytes. Written whole or not at all."""
+    info = f"{name}-{version}.dist-info"
+    entries = dict(entries)
     entries[f"{info}/METADATA"] = "\n".join(
-        ["Metadata-Version: 2.1", f"Name: {NAME}", f"Version: {version}",
-         "Summary: Whisper inference compiled from circuit JSON to C, for the CPU",
-         f"Requires-Python: {REQUIRES_PYTHON}", *requires, ""]).encode()
+        ["Metadata-Version: 2.1", f"Name: {name.replace('_', '-')}", f"Version: {version}", *metadata, ""]).encode()
+    purelib = "true" if tag.endswith("-any") else "false"
     entries[f"{info}/WHEEL"] = "\n".join(["Wheel-Version: 1.0", "Generator: ckw tools/wheel/build_wheel.py",
-                                          "Root-Is-Purelib: false", f"Tag: {tag}", ""]).encode()
-    entries[f"{info}/entry_points.txt"] = f"[console_scripts]\n{NAME} = {NAME}.__main__:main\n".encode()
+                                          f"Root-Is-Purelib: {purelib}", f"Tag: {tag}", ""]).encode()
+    if entry_points:
+        entries[f"{info}/entry_points.txt"] = entry_points.encode()
     record = [f"{p},{_record_hash(d)},{len(d)}" for p, d in sorted(entries.items())] + [f"{info}/RECORD,,"]
     entries[f"{info}/RECORD"] = ("\n".join(record) + "\n").encode()
 
     os.makedirs(out_dir, exist_ok=True)
-    path = os.path.join(out_dir, f"{NAME}-{version}-{tag}.whl")
+    path = os.path.join(out_dir, f"{name}-{version}-{tag}.whl")
     order = sorted(p for p in entries if not p.startswith(info)) + sorted(p for p in entries if p.startswith(info))
     with zipfile.ZipFile(path + ".partial", "w", zipfile.ZIP_DEFLATED, compresslevel=6) as z:
         for p in order:

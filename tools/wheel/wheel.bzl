@@ -41,3 +41,31 @@ ckw_wheel = rule(
     },
     doc = "A directory holding ckw-<version>-py3-none-<manylinux tag>.whl.",
 )
+
+def _ckw_model_wheel_impl(ctx):
+    out = ctx.actions.declare_directory(ctx.label.name)
+    args = ctx.actions.args()
+    args.add("--model", ctx.attr.model)
+    args.add("--module", ctx.file.module)
+    args.add("--out_dir", out.path)
+    args.add_all(ctx.files.checkpoint)
+    ctx.actions.run(
+        executable = ctx.executable._builder,
+        arguments = [args],
+        inputs = ctx.files.checkpoint + [ctx.file.module],
+        outputs = [out],
+        mnemonic = "CkwModelWheel",
+        progress_message = "Writing the wheel of the %s checkpoint" % ctx.attr.model,
+    )
+    return [DefaultInfo(files = depset([out]), runfiles = ctx.runfiles(files = [out]))]
+
+ckw_model_wheel = rule(
+    implementation = _ckw_model_wheel_impl,
+    attrs = {
+        "model": attr.string(mandatory = True, doc = "the model name --model takes (tiny.en, base)"),
+        "checkpoint": attr.label(allow_files = True, mandatory = True, doc = "the packed checkpoint's files"),
+        "module": attr.label(allow_single_file = True, mandatory = True, doc = "MODULE.bazel: the version"),
+        "_builder": attr.label(default = "//tools/wheel:build_model_wheel", executable = True, cfg = "exec"),
+    },
+    doc = "A directory holding ckw_model_<name>-<version>-py3-none-any.whl (tools/wheel/build_model_wheel.py).",
+)

@@ -10,6 +10,7 @@ through a .pth file), the wheel is installed with --no-deps --no-index, and the 
 
 import ast
 import glob
+import json
 import os
 import re
 import subprocess
@@ -20,6 +21,7 @@ import zipfile
 
 import pytest
 
+from models.whisper.checkpoint import store
 from runtime import runfiles
 from runtime.engine import Engine
 from tools.wheel import build_wheel, elf
@@ -34,9 +36,8 @@ def wheel() -> str:
     return found[0]
 
 
-@pytest.fixture(scope="module")
-def env(tmp_path_factory, wheel):
-    """(python, ckw command, environment) of a fresh venv with the wheel installed."""
+def make_env(tmp_path_factory, wheels):
+    """(python, ckw command, environment) of a fresh venv with `wheels` installed."""
     root = tmp_path_factory.mktemp("venv")
     venv.create(root, with_pip=True)
     python = str(root / "bin" / "python")
@@ -44,11 +45,16 @@ def env(tmp_path_factory, wheel):
                              capture_output=True, text=True, check=True).stdout.strip()
     with open(os.path.join(purelib, "deps.pth"), "w", encoding="utf-8") as f:
         f.write(sysconfig.get_paths()["purelib"] + "\n")  # numpy, tokenizers, ... of .venv
-    subprocess.run([python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", wheel], check=True)
+    subprocess.run([python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", *wheels], check=True)
     clean = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(root),
              "CKW_CACHE_DIR": str(tmp_path_factory.mktemp("cache")), "HF_HUB_OFFLINE": "1",
              "HF_HOME": str(root / "hf")}  # no RUNFILES_DIR, PYTHONPATH or TEST_SRCDIR: a user's shell
     return python, str(root / "bin" / "ckw"), clean
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory, wheel):
+    return make_env(tmp_path_factory, [wheel])
 
 
 def run(cmd, environment, cwd):
@@ -143,6 +149,36 @@ def test_import_ckw_transcribes(env, tmp_path):
     # The workspace's packages are inside ckw only.
     alone = run([python, "-c", "import ckw, runtime"], environment, tmp_path)
     assert alone.returncode != 0 and "No module named 'runtime'" in alone.stderr
+
+
+def untimed(path):
+    """A JSON transcript without its wall-clock timings (they differ from run to run)."""
+    def strip(value):
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k != "timings_ms"}
+        return [strip(v) for v in value] if isinstance(value, list) else value
+
+    with open(path, encoding="utf-8") as f:
+        return strip(json.load(f))
+
+
+def test_a_model_wheel_is_all_a_machine_without_the_hub_needs(tmp_path_factory, wheel, tmp_path):
+    model_wheel = glob.glob(os.path.join(runfiles.locate("ckw", "wheel_model_tiny_en"), "*.whl"))
+    assert [os.path.basename(w) for w in model_wheel] == [f"{store.model_package('tiny.en')}-"
+                                                          f"{os.path.basename(wheel).split('-')[1]}-py3-none-any.whl"]
+    python, ckw, environment = make_env(tmp_path_factory, [wheel, *model_wheel])
+    jfk = runfiles.locate("test_audio", "jfk.wav")
+    elsewhere = tmp_path / "unrelated folder"
+    elsewhere.mkdir()
+    args = [jfk, "--model", "tiny.en", "--output_format", "json", "--output_dir", "out"]
+    installed = run([ckw, *args], environment, elsewhere)
+    assert installed.returncode == 0, installed.stderr
+    assert "converting" not in installed.stderr and not os.listdir(environment["CKW_CACHE_DIR"])  # used in place
+    in_tree = run([runfiles.locate("ckw", "tools/transcribe"), *args], dict(os.environ), tmp_path)
+    assert in_tree.returncode == 0, in_tree.stderr
+    assert untimed(elsewhere / "out" / "jfk.json") == untimed(tmp_path / "out" / "jfk.json")
+    where = run([python, "-c", "import ckw; print(ckw.checkpoint('tiny.en'))"], environment, elsewhere)
+    assert where.stdout.strip().endswith(os.path.join("site-packages", store.model_package("tiny.en")))
 
 
 if __name__ == "__main__":

@@ -7,7 +7,9 @@
   1. the user cache (CKW_CACHE_DIR, else platformdirs' user cache dir for ckw; a Bazel test's
      TEST_TMPDIR): `<cache>/<name>`
      (`<cache>/local/<folder>-<digest>` for a --model_dir, keyed by its files' paths, sizes and
-     modification times), and the checkpoints this build packed into its runfiles (tiny.en, base);
+     modification times), an installed model wheel (//:wheel_model_<name>: the package
+     `ckw_model_<name>`, model_package), and the checkpoints this build packed into its runfiles
+     (tiny.en, base);
   2. `model_dir`: a local directory or file (Hugging Face, CTranslate2 or what sources.py reads);
   3. the Hugging Face Hub through huggingface_hub (openai/whisper-<name>, or a Hub id given as the
      name), honouring HF_HUB_CACHE, HF_HOME and HF_HUB_OFFLINE; `local_files_only`: its cache only;
@@ -21,6 +23,7 @@ converts again. Every failure is a CheckpointError of one line.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import re
 import shutil
@@ -69,6 +72,21 @@ def hub_repo(name: str) -> str:
 
 def _complete(directory: str) -> bool:
     return all(os.path.isfile(os.path.join(directory, f)) for f in ("manifest.json", "weights.bin"))
+
+
+def model_package(name: str) -> str:
+    """The import name of model `name`'s wheel (tools/wheel/build_model_wheel.py): the packed
+    checkpoint as the files of the package, e.g. ckw_model_tiny_en."""
+    return "ckw_model_" + re.sub(r"[^0-9a-z]+", "_", name.lower()).strip("_")
+
+
+def installed_model(name: str) -> str | None:
+    """The packed checkpoint of an installed model wheel of `name`, or None."""
+    spec = importlib.util.find_spec(model_package(name))
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    directory = list(spec.submodule_search_locations)[0]
+    return directory if _complete(directory) else None
 
 
 def _local_key(path: str) -> str:
@@ -156,6 +174,9 @@ def resolve(name: str | None = "tiny.en", model_dir: str | None = None, local_fi
     final = os.path.join(root, "hub", name.replace("/", "--")) if "/" in name else os.path.join(root, name)
     if _complete(final):
         return final
+    installed = installed_model(name)
+    if installed:
+        return installed
     if name in packed.BUILT_IN:
         try:
             return packed.runfiles_checkpoint_dir(packed.BUILT_IN[name])
