@@ -5,9 +5,11 @@ def _is_weights(f):
     return "_checkpoint/" in f.short_path
 
 def _ckw_wheel_impl(ctx):
-    runfiles = ctx.attr.binary[DefaultInfo].default_runfiles.files.to_list()
+    binary = ctx.attr.binary[DefaultInfo]
+    runfiles = binary.default_runfiles.files.to_list()
     package = ctx.attr.package[DefaultInfo].files.to_list()
-    files = [f for f in runfiles + package if not f.owner.workspace_name and not _is_weights(f)]
+    launcher = binary.files_to_run.executable  # Bazel's stub script: the wheel's `ckw` replaces it
+    files = [f for f in runfiles + package if not f.owner.workspace_name and not _is_weights(f) and f != launcher]
     files = {f.short_path: f for f in files}.values()  # once each
     listing = ctx.actions.declare_file(ctx.label.name + ".files")
     ctx.actions.write(listing, "".join(["%s\t%s\n" % (f.path, f.short_path) for f in files]))

@@ -77,7 +77,7 @@ def test_name_tag_and_metadata(wheel):
     assert {"numpy", "tokenizers", "absl-py", "huggingface_hub"} <= set(requires)
     assert not {"torch", "openai-whisper", "ctranslate2"} & set(requires)
     assert not [n for n in names if n.endswith((".bin", ".safetensors", ".pt"))]  # no weights
-    assert "ckw/PACKAGE_ROOT" in names and "ckw/__main__.py" in names
+    assert "ckw/PACKAGE_ROOT" in names and "ckw/__main__.py" in names and "ckw/tools/transcribe" not in names
 
 
 def test_nothing_imports_a_top_level_runtime_models_or_tools(wheel):
