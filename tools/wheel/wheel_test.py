@@ -1,7 +1,8 @@
 """//:wheel installed into a fresh virtual environment, as a user installs it: `ckw` and `python -m
-ckw` print what //tools:transcribe prints, `import ckw` transcribes, the package imports no
-top-level runtime/models/tools and holds no weights, its manylinux tag is what its libraries need,
-and a second build of the same files gives the same bytes.
+ckw` print what //tools:transcribe prints, `import ckw` transcribes (with `Engine`, and with
+faster-whisper's `WhisperModel`), the package imports no top-level runtime/models/tools and holds
+no weights, its manylinux tag is what its libraries need, and a second build of the same files
+gives the same bytes.
 
 The environment has no network: its dependencies come from the test's own interpreter (.venv,
 through a .pth file), the wheel is installed with --no-deps --no-index, and the Hub is offline, so
@@ -146,6 +147,21 @@ def test_import_ckw_transcribes(env, tmp_path):
         segments, info = engine.transcribe(jfk)
         text = "".join(s.text for s in segments).strip()  # segments come as they are decoded
     assert out.stdout == f"{info.language} {text}\n"
+    # faster-whisper's API, the same transcript (greedy; jfk.wav needs no fallback); no bf16 weights.
+    code = ("import sys\n"
+            "from ckw import WhisperModel\n"
+            "model = WhisperModel('tiny.en', device='cpu', compute_type='float32', cpu_threads=2)\n"
+            "segments, info = model.transcribe(sys.argv[1], beam_size=1)\n"
+            "print(info.language, ''.join(s.text for s in segments).strip())\n"
+            "try:\n"
+            "    WhisperModel('tiny.en', compute_type='bfloat16')\n"
+            "except ValueError as e:\n"
+            "    print(e)\n")
+    out = run([python, "-c", code, jfk], environment, tmp_path)
+    assert out.returncode == 0, out.stderr
+    first, refused = out.stdout.splitlines()
+    assert first == f"{info.language} {text}"
+    assert refused.startswith("compute_type='bfloat16': ") and "is not part of the installed ckw package" in refused
     # The workspace's packages are inside ckw only.
     alone = run([python, "-c", "import ckw, runtime"], environment, tmp_path)
     assert alone.returncode != 0 and "No module named 'runtime'" in alone.stderr

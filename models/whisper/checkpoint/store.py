@@ -153,12 +153,12 @@ def convert_into(src: sources.Source, final: str, name: str, log: Callable[[str]
 
 
 def resolve(name: str | None = "tiny.en", model_dir: str | None = None, local_files_only: bool = False,
-            log: Callable[[str], None] | None = None) -> str:
+            log: Callable[[str], None] | None = None, cache_root: str | None = None) -> str:
     """The packed checkpoint directory of model `name` (module docstring: where it looks, in
     order), or of the local checkpoint `model_dir` (then `name` may be None). Converts into the
-    cache what is not packed yet."""
+    cache what is not packed yet; `cache_root`: that cache's root instead of cache_dir()."""
     log = log or (lambda s: print(s, file=sys.stderr, flush=True))
-    root = cache_dir()
+    root = os.path.abspath(os.path.expanduser(cache_root)) if cache_root else cache_dir()
     _sweep(root)
     if model_dir:
         path = os.path.abspath(os.path.expanduser(model_dir))

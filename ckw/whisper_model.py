@@ -1,0 +1,376 @@
+"""faster-whisper's API over the ckw engine: `from ckw import WhisperModel`.
+
+    model = WhisperModel("small", device="cpu", compute_type="float32", cpu_threads=4)
+    segments, info = model.transcribe("talk.wav", beam_size=5, word_timestamps=True)
+    for s in segments:                                   # decoded as they are consumed
+        print(f"[{s.start:.2f} -> {s.end:.2f}] {s.text}", s.words[0].word)
+
+The constructor and `transcribe` take faster-whisper 1.2.1's keywords and defaults and return its
+`Segment`, `Word`, `TranscriptionInfo` and `TranscriptionOptions` (the same fields, in the same
+order). Underneath is runtime/engine.py's `Engine` (`model.engine`) with openai-whisper's
+`transcribe()` semantics: each faster-whisper keyword maps onto the openai-whisper option of the
+same meaning, and a value that has none (a repetition penalty, VAD, hotwords, int8, CUDA, ...) is
+a one-line ValueError that starts with the keyword's name, never silently ignored. The table is
+docs/python-api.md's "faster-whisper's API".
+"""
+
+import dataclasses
+import os
+import warnings
+from collections.abc import Iterable, Iterator
+from typing import List, Optional, Tuple, Union
+
+import numpy as np
+
+from models.whisper.checkpoint import packed, store
+from runtime import decoding
+from runtime.engine import Engine, EngineError
+from runtime.options import OptionError
+
+# faster-whisper's defaults (faster_whisper/transcribe.py, 1.2.1).
+DEFAULT_TEMPERATURES = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
+PREPEND_PUNCTUATIONS = "\"'“¿([{-"
+APPEND_PUNCTUATIONS = "\"'.。,，!！?？:：”)]}、"
+
+DEVICES = ("cpu", "auto")
+# compute_type -> the engine's precision. "default" keeps the checkpoint's (float32 compute: the
+# f16-stored published weights are widened exactly); "auto" is ckw's choice, float32.
+COMPUTE_TYPES = {"default": "fp32", "auto": "fp32", "float32": "fp32", "bfloat16": "bf16"}
+# openai-whisper's option -> faster-whisper's keyword of the same meaning, where the names differ.
+RENAMED = {"logprob_threshold": "log_prob_threshold"}
+# ctranslate2.models.Whisper's keywords that faster-whisper passes through, at their defaults.
+CT2_DEFAULTS = {"max_queued_batches": 0, "flash_attention": False, "tensor_parallel": False}
+
+
+def _deprecated_asdict(record) -> dict:
+    """faster-whisper's `_asdict`, deprecated there in favour of dataclasses.asdict, warning alike."""
+    name = type(record).__name__
+    warnings.warn(f"{name}._asdict() method is deprecated, use dataclasses.asdict({name}) instead",
+                  DeprecationWarning, 3)
+    return dataclasses.asdict(record)
+
+
+@dataclasses.dataclass
+class Word:
+    start: float
+    end: float
+    word: str
+    probability: float
+
+    def _asdict(self):
+        return _deprecated_asdict(self)
+
+
+@dataclasses.dataclass
+class Segment:
+    id: int  # from 1, as faster-whisper counts
+    seek: int  # the window's first mel frame (10 ms each)
+    start: float
+    end: float
+    text: str
+    tokens: List[int]  # text and timestamp tokens
+    avg_logprob: float
+    compression_ratio: float
+    no_speech_prob: float
+    words: Optional[List[Word]]  # with word_timestamps=True
+    temperature: Optional[float]
+
+    def _asdict(self):
+        return _deprecated_asdict(self)
+
+
+@dataclasses.dataclass
+class TranscriptionOptions:
+    """The options of one transcribe() call, as faster-whisper reports them."""
+
+    beam_size: int
+    best_of: int
+    patience: float
+    length_penalty: float
+    repetition_penalty: float
+    no_repeat_ngram_size: int
+    log_prob_threshold: Optional[float]
+    no_speech_threshold: Optional[float]
+    compression_ratio_threshold: Optional[float]
+    condition_on_previous_text: bool
+    prompt_reset_on_temperature: float
+    temperatures: List[float]
+    initial_prompt: Optional[Union[str, Iterable[int]]]
+    prefix: Optional[str]
+    suppress_blank: bool
+    suppress_tokens: Optional[List[int]]  # expanded: -1 becomes the non-speech and control tokens
+    without_timestamps: bool
+    max_initial_timestamp: float
+    word_timestamps: bool
+    prepend_punctuations: str
+    append_punctuations: str
+    multilingual: bool
+    max_new_tokens: Optional[int]
+    clip_timestamps: Union[str, List[float]]
+    hallucination_silence_threshold: Optional[float]
+    hotwords: Optional[str]
+
+
+@dataclasses.dataclass
+class TranscriptionInfo:
+    language: str
+    language_probability: float  # 1 when the language was given or the model is English-only
+    duration: float  # seconds of audio
+    duration_after_vad: float  # = duration: ckw has no VAD filter
+    all_language_probs: Optional[List[Tuple[str, float]]]  # most probable first; None unless detected
+    transcription_options: TranscriptionOptions
+    vad_options: None  # no VAD filter
+
+
+def _refused(name: str, value, why: str) -> OptionError:
+    return OptionError(name, f"={value!r}: {why}")
+
+
+# transcribe() keywords whose only honourable value is faster-whisper's default (or one with the
+# same effect): name -> (is the value honoured, what ckw supports).
+_ONLY_DEFAULT = {
+    "repetition_penalty": (lambda v: v == 1, "ckw decodes as openai-whisper does, without a repetition penalty; "
+                           "use 1"),
+    "no_repeat_ngram_size": (lambda v: v == 0, "ckw decodes as openai-whisper does, without n-gram blocking; use 0"),
+    "prompt_reset_on_temperature": (lambda v: v == 0.5, "ckw resets the prompt after a fallback above "
+                                    "temperature 0.5, as openai-whisper does; use 0.5"),
+    "prefix": (lambda v: v is None, "ckw has no decoding prefix; use None (initial_prompt conditions the text)"),
+    "hotwords": (lambda v: v is None, "ckw has no hotwords; use None (initial_prompt conditions the text)"),
+    "multilingual": (lambda v: v is False, "ckw detects the language once, on the first 30 s (openai-whisper's "
+                     "transcribe), not per window; use False"),
+    "vad_filter": (lambda v: v is False, "ckw has no VAD filter; use False (clip_timestamps selects spans)"),
+    "vad_parameters": (lambda v: v is None, "ckw has no VAD filter; use None"),
+    "max_new_tokens": (lambda v: v is None, "ckw samples up to openai-whisper's 224 tokens per window; use None"),
+    "chunk_length": (lambda v: v in (None, 30), "ckw's libraries take 30 s windows; use None"),
+    "hallucination_silence_threshold": (lambda v: v is None, "ckw does not skip silences around suspected "
+                                        "hallucinations; use None"),
+    "language_detection_segments": (lambda v: v == 1, "ckw detects the language on the first 30 s only; use 1"),
+}
+
+
+def _search_options(beam_size, patience, length_penalty) -> dict:
+    """faster-whisper's beam_size, patience and length_penalty as openai-whisper's options."""
+    out = {}
+    greedy = beam_size == 1 and not isinstance(beam_size, bool)  # CTranslate2's beam_size=1 is greedy search
+    out["beam_size"] = None if greedy else beam_size
+    if patience != 1:  # openai-whisper's default patience is 1 too
+        if greedy:
+            raise _refused("patience", patience, "patience applies to beam search only (beam_size > 1); use 1")
+        out["patience"] = patience
+    # CTranslate2 ranks beams by score / length**length_penalty, openai-whisper by score / length
+    # (length_penalty=None) or score / ((5 + length) / 6)**length_penalty: they agree at 1 (the
+    # average) and 0 (the sum) only.
+    if isinstance(length_penalty, (int, float)) and not isinstance(length_penalty, bool) and length_penalty in (0, 1):
+        out["length_penalty"] = None if length_penalty == 1 else 0.0
+    else:
+        raise _refused("length_penalty", length_penalty, "faster-whisper divides a beam's score by length**penalty, "
+                       "openai-whisper (ckw) by ((5 + length) / 6)**penalty; they agree at 1 (the default: the "
+                       "average log-probability) and 0 (the sum) only")
+    return out
+
+
+def _audio(audio):
+    """faster-whisper's audio argument as Engine.transcribe's: a file-like object is read whole."""
+    if hasattr(audio, "read") and not isinstance(audio, (str, bytes, os.PathLike, np.ndarray)):
+        return audio.read()
+    return audio
+
+
+class WhisperModel:
+    """faster-whisper's `WhisperModel` on a ckw `Engine` (`self.engine`), which it opens once and
+    keeps for every transcribe() call; close() (or a `with` block) frees it."""
+
+    def __init__(self, model_size_or_path: str, device: str = "auto", device_index: Union[int, List[int]] = 0,
+                 compute_type: str = "default", cpu_threads: int = 0, num_workers: int = 1,
+                 download_root: Optional[str] = None, local_files_only: bool = False, files: dict = None,
+                 revision: Optional[str] = None, use_auth_token: Optional[Union[str, bool]] = None,
+                 **model_kwargs):
+        for name, value in model_kwargs.items():
+            if name not in CT2_DEFAULTS:
+                raise TypeError(f"WhisperModel.__init__() got an unexpected keyword argument '{name}'")
+            if value != CT2_DEFAULTS[name]:
+                raise ValueError(f"{name}={value!r}: a CTranslate2 setting ckw has no counterpart for; use "
+                                 f"{CT2_DEFAULTS[name]!r}")
+        if isinstance(device, str) and device.split(":")[0] == "cuda":
+            raise ValueError(f"device={device!r}: ckw is a CPU engine; use device='cpu'")
+        if device not in DEVICES:
+            raise ValueError(f"device={device!r}: ckw is a CPU engine; use device='cpu' (or 'auto')")
+        if device_index != 0:
+            raise ValueError(f"device_index={device_index!r}: ckw runs on the CPU; use 0")
+        if not isinstance(compute_type, str) or compute_type not in COMPUTE_TYPES:
+            raise ValueError(f"compute_type={compute_type!r}: not a type ckw computes in; use one of "
+                             f"{', '.join(COMPUTE_TYPES)} (bfloat16: tiny.en and base from the Bazel build)")
+        if isinstance(cpu_threads, bool) or not isinstance(cpu_threads, int) or cpu_threads < 0:
+            raise ValueError(f"cpu_threads={cpu_threads!r}: give 0 (CKW_NUM_THREADS, else every CPU) or a "
+                             "positive count")
+        if num_workers != 1:
+            raise ValueError(f"num_workers={num_workers!r}: a WhisperModel runs one transcription at a time; use 1 "
+                             "and one WhisperModel per thread (they share the memory-mapped weights)")
+        if files is not None:
+            raise ValueError("files: ckw loads a model from a directory, not from memory; save the files into one "
+                             "and pass its path")
+        if revision is not None:
+            raise ValueError(f"revision={revision!r}: ckw takes a Hub model at its latest revision; download that "
+                             "revision and pass its directory")
+        if use_auth_token not in (None, True):
+            raise ValueError("use_auth_token: ckw sends the Hugging Face token of HF_TOKEN or `huggingface-cli "
+                             "login`, as use_auth_token=True does; use None or True")
+        threads = cpu_threads or None
+        path = os.path.expanduser(os.fspath(model_size_or_path))
+        local = os.path.isdir(path) or os.path.isfile(path)  # a checkpoint directory, or an openai-whisper .pt
+        precision = COMPUTE_TYPES[compute_type]
+        if precision == "bf16":
+            name = None if local else store.ALIASES.get(path, path)
+            if name not in packed.BUILT_IN:
+                raise ValueError(f"compute_type='bfloat16': built for the models this build packs "
+                                 f"({', '.join(sorted(packed.BUILT_IN))}), not for {model_size_or_path!r}; use "
+                                 "compute_type='float32'")
+            try:
+                self.engine = Engine.from_runfiles(packed.BUILT_IN[name], precision="bf16", threads=threads)
+            except EngineError as e:
+                raise ValueError(f"compute_type='bfloat16': {e}") from e
+        elif local:
+            self.engine = Engine.from_checkpoint(store.resolve(None, model_dir=path, cache_root=download_root),
+                                                 threads=threads)
+        else:
+            directory = store.resolve(path, local_files_only=local_files_only, cache_root=download_root)
+            self.engine = Engine.from_checkpoint(directory, threads=threads, model=store.model_name(path))
+        self.model_size_or_path = model_size_or_path
+        self.device = "cpu"
+        self.compute_type = {"fp32": "float32", "bf16": "bfloat16"}[precision]
+
+    @property
+    def supported_languages(self) -> List[str]:
+        """The languages the model transcribes: its language codes in token order (["en"] for an
+        English-only model)."""
+        tok = self.engine.tokenizer
+        return sorted(tok.language_ids, key=tok.language_ids.get) if tok.is_multilingual else ["en"]
+
+    def close(self) -> None:
+        self.engine.close()
+
+    def __enter__(self) -> "WhisperModel":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def transcribe(
+        self,
+        audio,
+        language: Optional[str] = None,
+        task: str = "transcribe",
+        log_progress: bool = False,
+        beam_size: int = 5,
+        best_of: int = 5,
+        patience: float = 1,
+        length_penalty: float = 1,
+        repetition_penalty: float = 1,
+        no_repeat_ngram_size: int = 0,
+        temperature: Union[float, List[float], Tuple[float, ...]] = DEFAULT_TEMPERATURES,
+        compression_ratio_threshold: Optional[float] = 2.4,
+        log_prob_threshold: Optional[float] = -1.0,
+        no_speech_threshold: Optional[float] = 0.6,
+        condition_on_previous_text: bool = True,
+        prompt_reset_on_temperature: float = 0.5,
+        initial_prompt: Optional[Union[str, Iterable[int]]] = None,
+        prefix: Optional[str] = None,
+        suppress_blank: bool = True,
+        suppress_tokens: Optional[List[int]] = [-1],  # noqa: B006 (faster-whisper's default, never mutated)
+        without_timestamps: bool = False,
+        max_initial_timestamp: float = 1.0,
+        word_timestamps: bool = False,
+        prepend_punctuations: str = PREPEND_PUNCTUATIONS,
+        append_punctuations: str = APPEND_PUNCTUATIONS,
+        multilingual: bool = False,
+        vad_filter: bool = False,
+        vad_parameters=None,
+        max_new_tokens: Optional[int] = None,
+        chunk_length: Optional[int] = None,
+        clip_timestamps: Union[str, List[float]] = "0",
+        hallucination_silence_threshold: Optional[float] = None,
+        hotwords: Optional[str] = None,
+        language_detection_threshold: Optional[float] = 0.5,
+        language_detection_segments: int = 1,
+    ) -> Tuple[Iterator[Segment], TranscriptionInfo]:
+        """faster-whisper's transcribe(): audio is a path, a file-like object or its bytes (any
+        format FFmpeg reads), or mono float32 samples at 16 kHz. Returns (segments, info):
+        segments decode as they are consumed. language_detection_threshold is accepted at any
+        value: with one detection window (language_detection_segments=1) faster-whisper keeps the
+        first window's language whatever the threshold, as ckw does."""
+        given = locals()
+        for name, (honoured, why) in _ONLY_DEFAULT.items():
+            if not honoured(given[name]):
+                raise _refused(name, given[name], why)
+        if initial_prompt is not None and not isinstance(initial_prompt, str):
+            raise _refused("initial_prompt", initial_prompt, "ckw takes the prompt as text; give a string")
+        # None and [] ask for no suppression: as openai-whisper's "", which still suppresses the
+        # task and control tokens.
+        suppress = suppress_tokens if isinstance(suppress_tokens, str) else list(suppress_tokens or [])
+        options = dict(
+            language=language, task=task,
+            temperature=tuple(temperature) if isinstance(temperature, (list, tuple)) else temperature,
+            best_of=best_of, compression_ratio_threshold=compression_ratio_threshold,
+            logprob_threshold=log_prob_threshold, no_speech_threshold=no_speech_threshold,
+            condition_on_previous_text=condition_on_previous_text, initial_prompt=initial_prompt,
+            suppress_blank=suppress_blank, suppress_tokens=suppress,
+            without_timestamps=without_timestamps, max_initial_timestamp=max_initial_timestamp,
+            word_timestamps=word_timestamps, prepend_punctuations=prepend_punctuations,
+            append_punctuations=append_punctuations, clip_timestamps=clip_timestamps,
+            **_search_options(beam_size, patience, length_penalty))
+        progress = {}
+        on_progress = (lambda seconds: progress["bar"].update(seconds)) if log_progress else None
+        try:
+            segments, found = self.engine.transcribe(_audio(audio), on_progress=on_progress, **options)
+        except OptionError as e:  # named as the caller named it
+            if e.name not in RENAMED:
+                raise
+            raise OptionError(RENAMED[e.name], str(e)[len(e.name):]) from None
+        if log_progress:
+            from tqdm import tqdm
+
+            progress["bar"] = tqdm(total=found.duration, unit="seconds")
+        reported = TranscriptionOptions(
+            beam_size=beam_size, best_of=best_of, patience=patience, length_penalty=length_penalty,
+            repetition_penalty=repetition_penalty, no_repeat_ngram_size=no_repeat_ngram_size,
+            log_prob_threshold=log_prob_threshold, no_speech_threshold=no_speech_threshold,
+            compression_ratio_threshold=compression_ratio_threshold,
+            condition_on_previous_text=condition_on_previous_text,
+            prompt_reset_on_temperature=prompt_reset_on_temperature,
+            temperatures=list(temperature) if isinstance(temperature, (list, tuple)) else [temperature],
+            initial_prompt=initial_prompt, prefix=prefix, suppress_blank=suppress_blank,
+            suppress_tokens=(tuple(decoding.suppress_tokens(self.engine.tokenizer, suppress))
+                             if suppress_tokens else suppress_tokens),
+            without_timestamps=without_timestamps, max_initial_timestamp=max_initial_timestamp,
+            word_timestamps=word_timestamps, prepend_punctuations=prepend_punctuations,
+            append_punctuations=append_punctuations, multilingual=multilingual, max_new_tokens=max_new_tokens,
+            clip_timestamps=clip_timestamps, hallucination_silence_threshold=hallucination_silence_threshold,
+            hotwords=hotwords)
+        probs = found.all_language_probs
+        info = TranscriptionInfo(
+            language=found.language,
+            language_probability=1.0 if found.language_probability is None else found.language_probability,
+            duration=found.duration, duration_after_vad=found.duration,
+            all_language_probs=sorted(probs.items(), key=lambda kv: -kv[1]) if probs is not None else None,
+            transcription_options=reported, vad_options=None)
+        return _converted(segments, word_timestamps, progress), info
+
+
+def _converted(segments, word_timestamps: bool, progress: dict) -> Iterator[Segment]:
+    """The engine's segments as faster-whisper's: numbered from 1, the ones openai-whisper
+    cleared (no text, or no duration) left out, as faster-whisper leaves them out."""
+    n = 0
+    try:
+        for s in segments:
+            if s.start == s.end or not s.text.strip():
+                continue
+            n += 1
+            words = [Word(start=w["start"], end=w["end"], word=w["word"], probability=w["probability"])
+                     for w in s.words or []] if word_timestamps else None
+            yield Segment(id=n, seek=s.seek, start=s.start, end=s.end, text=s.text, tokens=list(s.tokens),
+                          avg_logprob=s.avg_logprob, compression_ratio=s.compression_ratio,
+                          no_speech_prob=s.no_speech_prob, words=words, temperature=s.temperature)
+    finally:
+        segments.close()  # the engine's audio is released even when the caller stops early
+        if "bar" in progress:
+            progress["bar"].close()
