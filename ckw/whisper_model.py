@@ -33,6 +33,7 @@ PREPEND_PUNCTUATIONS = "\"'“¿([{-"
 APPEND_PUNCTUATIONS = "\"'.。,，!！?？:：”)]}、"
 
 DEVICES = ("cpu", "auto")
+DETECTION_SAMPLES = 30 * 16000  # the one window whose language is detected
 # compute_type -> the engine's precision. "default" keeps the checkpoint's (float32 compute: the
 # f16-stored published weights are widened exactly); "auto" is ckw's choice, float32.
 COMPUTE_TYPES = {"default": "fp32", "auto": "fp32", "float32": "fp32", "bfloat16": "bf16"}
@@ -255,6 +256,30 @@ class WhisperModel:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def detect_language(self, audio: Optional[np.ndarray] = None, features: Optional[np.ndarray] = None,
+                        vad_filter: bool = False, vad_parameters=None, language_detection_segments: int = 1,
+                        language_detection_threshold: float = 0.5) -> Tuple[str, float, List[Tuple[str, float]]]:
+        """faster-whisper's detect_language(): (language, its probability, every language with its
+        probability, most probable first), from the first 30 s of `audio` (anything transcribe()
+        takes). The threshold is accepted at any value: with one window the top language is kept."""
+        for name, value in (("vad_filter", vad_filter), ("vad_parameters", vad_parameters),
+                            ("language_detection_segments", language_detection_segments)):
+            if not _ONLY_DEFAULT[name][0](value):
+                raise _refused(name, value, _ONLY_DEFAULT[name][1])
+        if features is not None:
+            raise ValueError("features: ckw computes the log-Mel features itself; pass the audio instead")
+        if audio is None:
+            raise ValueError("audio: give the audio whose language to detect")
+        if not self.engine.tokenizer.is_multilingual:
+            raise ValueError(f"detect_language: {self.model_size_or_path!r} is an English-only model; use a "
+                             "multilingual one (tiny, base, small, ...)")
+        if isinstance(audio, np.ndarray):  # only the window that is looked at is read
+            audio = audio[:DETECTION_SAMPLES]
+        segments, info = self.engine.transcribe(_audio(audio), language=None)
+        segments.close()  # detected at once; nothing is decoded
+        probs = sorted(info.all_language_probs.items(), key=lambda kv: -kv[1])
+        return info.language, info.language_probability, probs
+
     def transcribe(
         self,
         audio,
@@ -353,13 +378,16 @@ class WhisperModel:
             duration=found.duration, duration_after_vad=found.duration,
             all_language_probs=sorted(probs.items(), key=lambda kv: -kv[1]) if probs is not None else None,
             transcription_options=reported, vad_options=None)
-        return _converted(segments, word_timestamps, progress), info
+        return _converted(segments, word_timestamps, progress, reported), info
 
 
-def _converted(segments, word_timestamps: bool, progress: dict) -> Iterator[Segment]:
+def _converted(segments, word_timestamps: bool, progress: dict, reported: TranscriptionOptions) -> Iterator[Segment]:
     """The engine's segments as faster-whisper's: numbered from 1, the ones openai-whisper
     cleared (no text, or no duration) left out, as faster-whisper leaves them out."""
     n = 0
+    if isinstance(reported.clip_timestamps, str):  # faster-whisper's reported options change so once decoding starts
+        reported.clip_timestamps = [float(t) for t in (reported.clip_timestamps.split(",")
+                                                       if reported.clip_timestamps else [])]
     try:
         for s in segments:
             if s.start == s.end or not s.text.strip():
