@@ -17,6 +17,7 @@ import dataclasses
 import os
 import signal
 import sys
+import tempfile
 
 from absl import app, flags
 
@@ -24,7 +25,7 @@ from absl import app, flags
 from runtime.options import options_from
 from models.whisper.checkpoint.errors import CheckpointError
 from tools import transcribe
-from tools.corpus import cluster, inputs, journal, progress, scheduler, worker
+from tools.corpus import actor, cluster, inputs, journal, progress, scheduler, shipping
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("input", None, "A folder (walked recursively for audio files), a text file listing one audio path "
@@ -113,21 +114,27 @@ def run() -> int:
             return 0
         print(f"transcribe_corpus: {len(todo)} files to transcribe, {len(files) - len(todo)} finished before "
               f"(journal {book.path})", file=sys.stderr)
-        cluster.connect(ray, address, FLAGS.threads_per_worker)
-        _stop_on_sigterm()  # after ray.init, which installs its own handler (exit without a summary)
-        try:
-            return _run_on_ray(ray, todo, len(files) - len(todo), options, output_dir, book)
-        finally:
-            ray.shutdown()
+        spec = transcribe.engine_spec()  # found and converted once, by the driver
+        with tempfile.TemporaryDirectory(prefix="ckw-corpus-") as scratch:
+            runtime_env, worker_module = shipping.runtime_env(spec, FLAGS.threads_per_worker, scratch)
+            cluster.connect(ray, address, runtime_env)
+            _stop_on_sigterm()  # after ray.init, which installs its own handler (exit without a summary)
+            try:
+                return _run_on_ray(ray, todo, len(files) - len(todo), (worker_module, spec, options), output_dir, book)
+            finally:
+                ray.shutdown()
     finally:
         book.close()
 
 
-def _run_on_ray(ray, todo, skipped, options, output_dir, book) -> int:
+def _run_on_ray(ray, todo, skipped, worker_args, output_dir, book) -> int:
     workers = min(_worker_count(ray), len(todo))  # no engine loaded for nothing
-    remote = ray.remote(worker.CorpusWorker).options(num_cpus=FLAGS.threads_per_worker, max_restarts=-1)
-    spec = transcribe.engine_spec()  # found and converted once, by the driver
-    actors = [remote.remote(spec, options, FLAGS.output_format) for _ in range(workers)]
+    # By value: the workers import the engine from what shipping.py gave them, not from this checkout.
+    ray.cloudpickle.register_pickle_by_value(actor)
+    remote = ray.remote(actor.CorpusActor).options(num_cpus=FLAGS.threads_per_worker, max_restarts=-1)
+    worker_module, spec, options = worker_args
+    actors = [remote.remote(worker_module, spec, dataclasses.asdict(options), FLAGS.output_format)
+              for _ in range(workers)]
     threads = FLAGS.threads_per_worker
     shape = (f"{workers} worker{'s' * (workers != 1)} x {threads} thread{'s' * (threads != 1)} "
              f"({FLAGS.model}, {FLAGS.precision})")

@@ -1,12 +1,16 @@
-"""//tools:transcribe_corpus on a real Ray cluster on 127.0.0.1 (two workers), tiny.en:
+"""//tools:transcribe_corpus on a real two-node Ray cluster on this machine (one worker each),
+whose nodes start outside the source tree, tiny.en:
 
 - the shared LibriSpeech clips plus one bad file: every output equals //tools:transcribe's for
   the same file, the bad file has an error record, the exit status says a file failed;
+- the workers run the ckw wheel that the job shipped: the libraries a worker process maps come
+  from Ray's copy of the wheel's package, its folder is the job's empty working_dir;
 - a worker process killed (by pid) while it transcribes: the file is retried on another actor,
   every file is written exactly once, outputs equal the clean run's;
 - a rerun after the batch does no work; after a stopped (SIGTERM) and a killed (SIGKILL)
   batch, each rerun does only the rest;
-- without --address a local Ray instance is started; Ray missing, an unreachable address and
+- without --address a local Ray instance is started (bf16 too, whose workers run this checkout);
+  Ray missing, an unreachable address and
   misused flags are one-line errors.
 """
 
@@ -38,7 +42,7 @@ BATCH_SECONDS = 900
 
 @pytest.fixture(scope="module")
 def cluster():
-    c = RayTestCluster(cpus=2).start()
+    c = RayTestCluster(cpus=1, nodes=2).start()
     try:
         yield c
     finally:
@@ -72,11 +76,11 @@ def long_wav(tmp_path_factory):
     return path
 
 
-def single_file_cli(tmp_path, wav) -> str:
+def single_file_cli(tmp_path, wav, *flags) -> str:
     """//tools:transcribe's output for one file (its main, in this process)."""
     out = tmp_path / "single.txt"
     FLAGS.unparse_flags()
-    FLAGS(["transcribe", f"--wav={wav}", f"--output={out}"])
+    FLAGS(["transcribe", f"--wav={wav}", f"--output={out}", *flags])
     assert transcribe.main(["transcribe"]) == 0
     return out.read_text(encoding="utf-8")
 
@@ -139,6 +143,7 @@ def test_outputs_equal_the_single_file_cli_and_the_bad_file_is_an_error(clean_ru
     done = [r for r in recs if r["status"] == "done"]
     assert len({r["worker"] for r in done}) == 2  # both actors worked
     assert abs(sum(r["audio_seconds"] for r in done) - 284.05) < 0.5  # MANIFEST.tsv's seconds
+    assert "2 workers x 1 thread (tiny.en, fp32) on 2 Ray nodes" in result.stderr
     assert f"{len(CLIPS)} transcribed, 1 failed, 0 finished before" in result.stderr
     assert f"failed: {bad['error']}" in result.stderr
     assert "audio s/s, ETA " in result.stderr
@@ -177,9 +182,10 @@ def test_killed_worker_file_is_retried_and_written_once(cluster, clean_run, corp
 
     def transcribing():
         with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return b"CorpusWorker.transcribe" in f.read()  # Ray's process title while the method runs
+            return b"CorpusActor.transcribe" in f.read()  # Ray's process title while the method runs
 
     wait_for(transcribing, f"worker {pid} to run transcribe", proc)
+    assert_runs_the_shipped_wheel(pid)
     os.kill(pid, signal.SIGKILL)
     _, err = proc.communicate(timeout=BATCH_SECONDS)
     assert proc.returncode == 0, err
@@ -197,6 +203,22 @@ def test_killed_worker_file_is_retried_and_written_once(cluster, clean_run, corp
     again = corpus(cluster, f"--input={listing}", f"--output_dir={out}")
     assert again.returncode == 0 and "all 5 files are transcribed already" in again.stderr
     assert (out / JOURNAL_NAME).read_bytes() == journal_before  # no work, not even a record
+
+
+def assert_runs_the_shipped_wheel(pid):
+    """The worker's engine libraries are mapped from Ray's extracted copy of the job's py_module
+    (the wheel's ckw package), and the worker runs in the job's working_dir, not in this checkout."""
+    with open(f"/proc/{pid}/maps", encoding="utf-8") as f:
+        libraries = {line.split()[-1] for line in f if "/libckw_" in line}
+    assert libraries, f"worker {pid} maps no ckw library"
+    for path in libraries:
+        assert "/runtime_resources/py_modules_files/" in path and "/ckw/models/whisper/" in path, path
+        assert not path.startswith(runfiles.runfiles_root()), path
+    cwd = os.readlink(f"/proc/{pid}/cwd")
+    assert "/runtime_resources/working_dir_files/" in cwd and not os.listdir(cwd), cwd
+    with open(f"/proc/{pid}/environ", "rb") as f:
+        environ = dict(v.split(b"=", 1) for v in f.read().split(b"\0") if b"=" in v)
+    assert runfiles.runfiles_root().encode() not in environ.get(b"PYTHONPATH", b""), environ.get(b"PYTHONPATH")
 
 
 def test_stopped_and_killed_batches_resume_with_only_the_rest(cluster, corpus_dir, reference, tmp_path):
@@ -245,6 +267,17 @@ def test_without_address_a_local_ray_instance_runs_the_batch(corpus_dir, tmp_pat
     assert result.returncode == 0, result.stderr
     assert "on 1 Ray node" in result.stderr
     assert done_counts(records(out)) == {n: 1 for n in shortest}
+
+
+def test_bf16_workers_run_this_checkout(corpus_dir, tmp_path):
+    """bf16 needs the build's own derived weights, which the wheel does not carry."""
+    shortest = min(CLIPS, key=lambda n: os.path.getsize(corpus_dir / n))
+    out = tmp_path / "out"
+    result = corpus(None, f"--input={corpus_dir / shortest}", f"--output_dir={out}", "--precision=bf16")
+    assert result.returncode == 0, result.stderr
+    assert "(tiny.en, bf16) on 1 Ray node" in result.stderr
+    expected = single_file_cli(tmp_path, corpus_dir / shortest, "--precision=bf16")
+    assert (out / f"{shortest}.txt").read_text(encoding="utf-8") == expected
 
 
 def run_in_process(capsys, *args):

@@ -1,16 +1,12 @@
 """Connecting to Ray: a local instance sized to this machine, or an existing cluster.
 
-Workers run the Python of the `ray start` that launched their node, so every node needs this
-checkout built at the same path (a shared or identical file system): the actors get the
-driver's PYTHONPATH and runfiles tree through the job's runtime_env, and the engine's thread
-count as CKW_NUM_THREADS.
+Workers run the Python of the `ray start` that launched their node, with the job's runtime_env
+(tools/corpus/shipping.py: the ckw wheel, the engine's thread count).
 """
 
 import logging
 import os
 import socket
-
-from runtime import runfiles
 
 # Transcripts are all the object store carries (audio is read by the workers from its path).
 LOCAL_OBJECT_STORE_BYTES = 128 << 20
@@ -50,16 +46,8 @@ def check_reachable(ray, address: str) -> None:
                            f"`ray start --head --port={port}` or fix the address") from None
 
 
-def worker_environment(threads: int) -> dict:
-    env = {"CKW_NUM_THREADS": str(threads), "RUNFILES_DIR": runfiles.runfiles_root()}
-    if os.environ.get("PYTHONPATH"):
-        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-    return env
-
-
-def connect(ray, address: str | None, threads: int) -> None:
+def connect(ray, address: str | None, runtime_env: dict) -> None:
     """ray.init for this batch; raises ClusterError with one line when Ray cannot start or connect."""
-    runtime_env = {"env_vars": worker_environment(threads)}
     # Worker logs stay in Ray's session folder: the driver's stderr carries the batch's progress.
     common = {"runtime_env": runtime_env, "logging_level": logging.WARNING, "log_to_driver": False}
     try:

@@ -4,6 +4,10 @@ The generated libraries are loaded once per actor and the weights file is memory
 read-only by the C side, so the actors on one node share its pages in the page cache. The
 actor reads each file itself (the object store carries paths in and transcripts out, never
 audio) and returns the rendered output; the driver writes it and journals it.
+
+The cluster's workers import this module from the ckw wheel (ckw.tools.corpus.worker, through
+tools/corpus/actor.py): its arguments are plain data, since the driver's classes live under other
+module names there.
 """
 
 import dataclasses
@@ -13,18 +17,17 @@ import time
 
 from runtime import audio_input, output_formats
 from runtime.engine import EngineError
-from runtime.options import TranscribeOptions
 from runtime.transcription import collect
 
 
 class CorpusWorker:
-    def __init__(self, engine_spec: dict, options: TranscribeOptions, output_format: str):
+    def __init__(self, engine_spec: dict, options: dict, output_format: str):
         from tools import transcribe  # the CLI's engine: the same libraries for the same checkpoint
 
         # The engine's thread count comes from CKW_NUM_THREADS in the actor's runtime_env.
         self.engine = transcribe.open_engine(engine_spec)
         # Options the checkpoint cannot honour (--language=de on tiny.en) stop the batch here, once.
-        self.options = self.engine.check_options(**dataclasses.asdict(options))
+        self.options = self.engine.check_options(**options)
         self.output_format = output_format
         self.name = f"{socket.gethostname()}:{os.getpid()}"
 

@@ -8,6 +8,8 @@ def _ckw_wheel_impl(ctx):
     binary = ctx.attr.binary[DefaultInfo]
     runfiles = binary.default_runfiles.files.to_list()
     package = ctx.attr.package[DefaultInfo].files.to_list()
+    for module in ctx.attr.modules:
+        package += module[DefaultInfo].default_runfiles.files.to_list()
     launcher = binary.files_to_run.executable  # Bazel's stub script: the wheel's `ckw` replaces it
     files = [f for f in runfiles + package if not f.owner.workspace_name and not _is_weights(f) and f != launcher]
     files = {f.short_path: f for f in files}.values()  # once each
@@ -37,6 +39,7 @@ ckw_wheel = rule(
     attrs = {
         "binary": attr.label(mandatory = True, doc = "the command the wheel's `ckw` is; its runfiles are the contents"),
         "package": attr.label(mandatory = True, doc = "the public package's sources (ckw/)"),
+        "modules": attr.label_list(doc = "more py_libraries the package carries (moved under ckw like the rest)"),
         "lock": attr.label(allow_single_file = True, mandatory = True),
         "module": attr.label(allow_single_file = True, mandatory = True, doc = "MODULE.bazel: the version"),
         "_builder": attr.label(default = "//tools/wheel:build_wheel", executable = True, cfg = "exec"),
