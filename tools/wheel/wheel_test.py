@@ -1,7 +1,7 @@
 """//:wheel installed into a fresh virtual environment, as a user installs it: `ckw` and `python -m
 ckw` print what //tools:transcribe prints, `import ckw` transcribes (with `Engine`, and with
 faster-whisper's `WhisperModel`), the package imports no top-level runtime/models/tools and holds
-no weights, its manylinux tag is what its libraries need, and a second build of the same files
+no weights, its manylinux tag is what its libraries need (auditwheel show agrees), and a second build of the same files
 gives the same bytes.
 
 The environment has no network: its dependencies come from the test's own interpreter (.venv,
@@ -74,6 +74,10 @@ def test_name_tag_and_metadata(wheel):
     libraries = glob.glob(os.environ["TEST_TMPDIR"] + "/unpacked/ckw/models/whisper/*.so")
     assert any(p.endswith("libckw_tiny_decoder.so") for p in libraries)
     assert elf.manylinux_tag(libraries) == m.group(1)  # the tag is what the libraries need
+    audit = subprocess.run([sys.executable, "-m", "auditwheel", "show", wheel], capture_output=True, text=True,
+                           timeout=300, check=False)  # and what PyPA's own checker says it may claim
+    assert audit.returncode == 0, audit.stderr
+    assert re.search(rf'is consistent with the\s+following platform tag:\s+"{m.group(1)}"', audit.stdout), audit.stdout
     requires = re.findall(r"^Requires-Dist: ([\w.-]+)>=", metadata, re.M)
     assert {"numpy", "tokenizers", "absl-py", "huggingface_hub"} <= set(requires)
     assert not {"torch", "openai-whisper", "ctranslate2"} & set(requires)
