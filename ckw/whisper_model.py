@@ -22,8 +22,9 @@ from typing import List, Optional, Tuple, Union
 
 import numpy as np
 
-from models.whisper.checkpoint import packed, store
-from runtime import decoding
+from models.whisper.checkpoint import store
+from models.whisper.checkpoint.precision import derived
+from runtime import decoding, libraries
 from runtime.engine import Engine, EngineError
 from runtime.options import OptionError
 
@@ -200,7 +201,7 @@ class WhisperModel:
             raise ValueError(f"device_index={device_index!r}: ckw runs on the CPU; use 0")
         if not isinstance(compute_type, str) or compute_type not in COMPUTE_TYPES:
             raise ValueError(f"compute_type={compute_type!r}: not a type ckw computes in; use one of "
-                             f"{', '.join(COMPUTE_TYPES)} (bfloat16: tiny.en and base from the Bazel build)")
+                             f"{', '.join(COMPUTE_TYPES)} (bfloat16: tiny.en, base and their fine-tunes)")
         if isinstance(cpu_threads, bool) or not isinstance(cpu_threads, int) or cpu_threads < 0:
             raise ValueError(f"cpu_threads={cpu_threads!r}: give 0 (CKW_NUM_THREADS, else every CPU) or a "
                              "positive count")
@@ -220,22 +221,22 @@ class WhisperModel:
         path = os.path.expanduser(os.fspath(model_size_or_path))
         local = os.path.isdir(path) or os.path.isfile(path)  # a checkpoint directory, or an openai-whisper .pt
         precision = COMPUTE_TYPES[compute_type]
-        if precision == "bf16":
-            name = None if local else store.ALIASES.get(path, path)
-            if name not in packed.BUILT_IN:
-                raise ValueError(f"compute_type='bfloat16': built for the models this build packs "
-                                 f"({', '.join(sorted(packed.BUILT_IN))}), not for {model_size_or_path!r}; use "
-                                 "compute_type='float32'")
-            try:
-                self.engine = Engine.from_runfiles(packed.BUILT_IN[name], precision="bf16", threads=threads)
-            except EngineError as e:
-                raise ValueError(f"compute_type='bfloat16': {e}") from e
-        elif local:
-            self.engine = Engine.from_checkpoint(store.resolve(None, model_dir=path, cache_root=download_root),
-                                                 threads=threads)
+        if precision != "fp32" and not local and store.ALIASES.get(path, path) not in libraries.models_at(precision):
+            raise ValueError(f"compute_type={compute_type!r}: this build has {precision} libraries for "
+                             f"{', '.join(libraries.models_at(precision))} (and their fine-tunes), not for "
+                             f"{model_size_or_path!r}; use compute_type='float32'")
+        if local:
+            directory = store.resolve(None, model_dir=path, cache_root=download_root)
         else:
             directory = store.resolve(path, local_files_only=local_files_only, cache_root=download_root)
-            self.engine = Engine.from_checkpoint(directory, threads=threads, model=store.model_name(path))
+        if precision != "fp32":  # derived from the checkpoint into the cache, once
+            try:
+                libraries.check_precision(directory, precision)
+            except EngineError as e:
+                raise ValueError(f"compute_type={compute_type!r}: {e}") from None
+            directory = derived.derived(directory, precision, cache_root=download_root)
+        self.engine = Engine.from_checkpoint(directory, threads=threads,
+                                             model=None if local else store.model_name(path))
         self.model_size_or_path = model_size_or_path
         self.device = "cpu"
         self.compute_type = {"fp32": "float32", "bf16": "bfloat16"}[precision]

@@ -72,3 +72,27 @@ def for_checkpoint(manifest: dict, manifest_path: str, index: dict | None = None
                               f"data)") from None
     return Libraries(name=entry["name"], variant=entry["variant"], model=entry["model"],
                      precision=entry["precision"], **paths)
+
+
+def models_at(precision: str, index: dict | None = None) -> list[str]:
+    """The models this build has libraries at `precision` for (bf16: tiny.en, base)."""
+    index = load_index() if index is None else index
+    return sorted({e["model"] for e in index.values() if e["precision"] == precision})
+
+
+def check_precision(checkpoint_dir: str, precision: str, index: dict | None = None) -> None:
+    """EngineError unless this build has `precision` libraries for the architecture of the fp32
+    checkpoint in `checkpoint_dir`: checked before its weights are derived (precision/derived.py)."""
+    index = load_index() if index is None else index
+    manifest_path = f"{checkpoint_dir}/manifest.json"
+    try:
+        with open(manifest_path, encoding="utf-8") as f:
+            manifest = json.load(f)
+    except (OSError, ValueError) as e:
+        raise EngineError(f"{manifest_path}: not a packed checkpoint's manifest ({e})") from None
+    entry = index.get(manifest.get("layout_sha256", ""))
+    if entry is None or not any(e["variant"] == entry["variant"] and e["precision"] == precision
+                                for e in index.values()):
+        what = describe(entry) if entry else "an architecture without libraries"
+        raise EngineError(f"{checkpoint_dir}: {what}; this build has {precision} libraries for "
+                          f"{', '.join(models_at(precision, index))} (and their fine-tunes) only; use fp32")

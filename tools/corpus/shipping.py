@@ -1,15 +1,10 @@
-"""What the corpus tool's workers run, given to Ray as the job's runtime_env.
-
-fp32 (every model: a checkpoint directory): the ckw wheel built with this tool (//:wheel). The
-driver unpacks its package and Ray uploads it to each node as a py_module, so a node that joins
-with `ray start --address` needs no checkout, only a Python with Ray and the wheel's dependencies
-(its Requires-Dist). The workers' folder is an empty working_dir: without one, Ray puts the
-driver's script folder and current folder on the workers' sys.path. The checkpoint directory and
-the audio are read at the driver's paths, so the nodes share that file system.
-
-bf16: the build's own derived checkpoints, which the wheel does not carry. The workers run this
-checkout (its runfiles tree and PYTHONPATH as env_vars), so each node needs it built at the same
-path.
+"""What the corpus tool's workers run, given to Ray as the job's runtime_env: the ckw wheel built with
+this tool (//:wheel). The driver unpacks its package and Ray uploads it to each node as a py_module,
+so a node that joins with `ray start --address` needs no checkout, only a Python with Ray and the
+wheel's dependencies (its Requires-Dist). The workers' folder is an empty working_dir: without one,
+Ray puts the driver's script folder and current folder on the workers' sys.path. The checkpoint
+directory (converted or derived by the driver) and the audio are read at the driver's paths, so the
+nodes share that file system.
 """
 
 import glob
@@ -37,16 +32,12 @@ def unpack_package(wheel: str, into: str) -> str:
     return os.path.join(into, PACKAGE)
 
 
-def runtime_env(engine_spec: dict, threads: int, scratch: str) -> tuple[dict, str]:
-    """(the job's runtime_env, the module the actors import CorpusWorker from); `scratch` is a
-    folder of the driver's that lives until the batch ends."""
-    env_vars = {"CKW_NUM_THREADS": str(threads)}
-    if "checkpoint_dir" not in engine_spec:  # a variant of the build, with weights only the checkout has
-        env_vars["RUNFILES_DIR"] = runfiles.runfiles_root()
-        if os.environ.get("PYTHONPATH"):
-            env_vars["PYTHONPATH"] = os.environ["PYTHONPATH"]
-        return {"env_vars": env_vars}, "tools.corpus.worker"
+WORKER_MODULE = f"{PACKAGE}.tools.corpus.worker"  # tools/corpus/worker.py in the wheel
+
+
+def runtime_env(threads: int, scratch: str) -> dict:
+    """The job's runtime_env; `scratch` is a folder of the driver's that lives until the batch ends."""
     working_dir = os.path.join(scratch, "working_dir")
     os.makedirs(working_dir)
     package = unpack_package(wheel_file(), os.path.join(scratch, "wheel"))
-    return {"py_modules": [package], "working_dir": working_dir, "env_vars": env_vars}, f"{PACKAGE}.tools.corpus.worker"
+    return {"py_modules": [package], "working_dir": working_dir, "env_vars": {"CKW_NUM_THREADS": str(threads)}}

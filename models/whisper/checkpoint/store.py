@@ -70,7 +70,8 @@ def hub_repo(name: str) -> str:
     return name if "/" in name else HUB_REPOS.get(name, f"openai/whisper-{name}")
 
 
-def _complete(directory: str) -> bool:
+def complete(directory: str) -> bool:
+    """A cache entry is whole once its manifest and weights are in place (written last)."""
     return all(os.path.isfile(os.path.join(directory, f)) for f in ("manifest.json", "weights.bin"))
 
 
@@ -86,7 +87,7 @@ def installed_model(name: str) -> str | None:
     if spec is None or not spec.submodule_search_locations:
         return None
     directory = list(spec.submodule_search_locations)[0]
-    return directory if _complete(directory) else None
+    return directory if complete(directory) else None
 
 
 def _local_key(path: str) -> str:
@@ -142,7 +143,7 @@ def convert_into(src: sources.Source, final: str, name: str, log: Callable[[str]
         try:
             os.rename(tmp, final)
         except OSError:
-            if not _complete(final):  # not another process that finished first
+            if not complete(final):  # not another process that finished first
                 raise
     except OSError as e:
         raise CheckpointError(f"{final}: cannot write the checkpoint cache ({e}); set {CACHE_ENV} to a writable "
@@ -165,14 +166,14 @@ def resolve(name: str | None = "tiny.en", model_dir: str | None = None, local_fi
         if not os.path.exists(path):
             raise CheckpointError(f"--model_dir {model_dir}: no such file or directory")
         final = os.path.join(root, _local_key(path))
-        if _complete(final):
+        if complete(final):
             return final
         src = sources.from_path(path, f"local {'directory' if os.path.isdir(path) else 'file'} {path}")
         return convert_into(src, final, name or os.path.basename(path.rstrip(os.sep)), log)
 
     name = model_name(name or "tiny.en")
     final = os.path.join(root, "hub", name.replace("/", "--")) if "/" in name else os.path.join(root, name)
-    if _complete(final):
+    if complete(final):
         return final
     installed = installed_model(name)
     if installed:

@@ -29,7 +29,9 @@ AUDIT_FORMAT = "ckw-whisper-derived-audit-v1"
 _NARROW = {"bf16": bf16.round_to_bf16}
 
 
-def derive(policy_path: str, source: str, out_dir: str) -> dict:
+def derive(policy_path: str, source: str, out_dir: str, policy_name: str | None = None) -> dict:
+    """`policy_name`: how the manifest names the policy (default: its path), the same wherever it
+    is read from, so a derivation at run time writes the build's manifest byte for byte."""
     policy = policy_lib.load(policy_path)
     src = PackedCheckpoint(source, verify=True)
     where = os.path.join(source, "manifest.json")
@@ -47,7 +49,7 @@ def derive(policy_path: str, source: str, out_dir: str) -> dict:
     with pack.staged(out_dir) as tmp:
         entries, nbytes, weights_sha = pack.write_weights(tensors(), os.path.join(tmp, "weights.bin"))
         # Not "layout_sha256": the generated create() reads the first key of that name in the file.
-        derived_from = {"source_manifest_sha256": src.manifest_sha256, "policy": policy_path,
+        derived_from = {"source_manifest_sha256": src.manifest_sha256, "policy": policy_name or policy_path,
                         "rounding": "round to nearest even; NaN stays NaN"}
         manifest = pack.manifest_for(entries, nbytes, weights_sha, variant, precision=policy.precision,
                                      derived_from=derived_from)

@@ -1,7 +1,10 @@
 """bf16 rounding (nearest even, NaN-safe), the precision policy (what it names, refusals) and the
 derived checkpoint (verified by runtime/checkpoint_check.py, f32 tensors copied bit for bit, the
-named ones rounded), on a synthetic Whisper checkpoint and the real tiny manifest's names."""
+named ones rounded), on a synthetic Whisper checkpoint and the real tiny manifest's names; the
+derivation at run time into the cache (byte for byte the build's tiny bf16 checkpoint) and the
+check that the build has libraries at that precision for a checkpoint's architecture."""
 
+import filecmp
 import json
 import os
 import re
@@ -14,9 +17,11 @@ import pytest
 from models.whisper.checkpoint import synthetic
 from models.whisper.checkpoint.errors import CheckpointError
 from models.whisper.checkpoint.fetch import fetch
-from models.whisper.checkpoint.packed import PackedCheckpoint
-from models.whisper.checkpoint.precision import bf16, derive, policy
+from models.whisper.checkpoint.packed import PackedCheckpoint, runfiles_checkpoint_dir
+from models.whisper.checkpoint.precision import bf16, derive, derived, policy
+from runtime import libraries, runfiles
 from runtime.checkpoint_check import CheckpointFiles
+from runtime.errors import EngineError
 
 POLICY = "models/whisper/precision_bf16.json"
 
@@ -146,3 +151,27 @@ def test_deriving_from_a_derived_checkpoint_is_refused(fp32_checkpoint, tmp_path
     derive.derive(POLICY, fp32_checkpoint, str(tmp_path / "bf16"))
     with pytest.raises(CheckpointError, match="is bf16; derive from the fp32 checkpoint"):
         derive.derive(POLICY, str(tmp_path / "bf16"), str(tmp_path / "again"))
+
+
+def test_derived_at_run_time_equals_the_builds_bf16_checkpoint(tmp_path):
+    source = runfiles_checkpoint_dir("tiny")
+    logs = []
+    out = derived.derived(source, "bf16", log=logs.append, cache_root=str(tmp_path))
+    assert out.startswith(str(tmp_path / "derived")) and len(logs) == 1 and "deriving the bf16 weights" in logs[0]
+    build = runfiles.locate("ckw", "models/whisper/tiny_bf16_checkpoint")
+    for name in ("manifest.json", "weights.bin", "model_config.json", "tokenizer.json", "audit.json"):
+        assert filecmp.cmp(os.path.join(out, name), os.path.join(build, name), shallow=False), name
+    assert derived.derived(source, "bf16", log=logs.append, cache_root=str(tmp_path)) == out and len(logs) == 1
+    assert derived.derived(source, "fp32", cache_root=str(tmp_path)) == source
+
+
+def test_precision_needs_libraries_of_the_checkpoints_architecture(tmp_path):
+    index = libraries.load_index()
+    libraries.check_precision(runfiles_checkpoint_dir("tiny"), "bf16", index)  # tiny.en: built
+    assert libraries.models_at("bf16", index) == ["base", "tiny.en"]
+    f32_storage = next(k for k, e in index.items() if e["name"] == "tiny_f32")
+    for layout, what in [(f32_storage, "tiny.en (f32 storage)"), ("0" * 64, "an architecture without libraries")]:
+        (tmp_path / "manifest.json").write_text(json.dumps({"layout_sha256": layout}), encoding="utf-8")
+        with pytest.raises(EngineError) as e:
+            libraries.check_precision(str(tmp_path), "bf16", index)
+        assert f"{tmp_path}: {what}; this build has bf16 libraries for base, tiny.en" in str(e.value)
