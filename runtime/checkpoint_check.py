@@ -53,7 +53,6 @@ class CheckpointFiles:
         if layout != self.manifest["layout_sha256"]:
             raise self.error(f"{self.manifest_path}: its tensor list does not hash to its layout_sha256 (the manifest "
                              f"was edited or damaged); {self.rebuild}")
-        self.variant = variant
 
     def _existing(self, name: str) -> str:
         path = os.path.join(self.directory, name)
@@ -90,12 +89,12 @@ class CheckpointFiles:
         except CheckpointError as e:
             raise self.error(self.refusal(str(e))) from e
 
-    def create_refusal(self, e: abi.AbiError) -> str:
-        """The message for a library's create() refusing this checkpoint (AbiError `e`)."""
+    def create_refusal(self, e: abi.AbiError, variant: str) -> str:
+        """The message for the `variant` libraries' create() refusing this checkpoint (AbiError `e`)."""
         if e.code == abi.E_LAYOUT_MISMATCH:
-            return (f"{self.manifest_path}: a checkpoint of {self.architecture()}, but the {self.variant} libraries were "
+            return (f"{self.manifest_path}: a checkpoint of {self.architecture()}, but the {variant} libraries were "
                     f"built for another layout (another architecture, or tensors stored in other dtypes); give a "
-                    f"checkpoint of {self.variant}'s architecture (a fine-tune of it runs), or {self.rebuild}")
+                    f"checkpoint of {variant}'s architecture (a fine-tune of it runs), or {self.rebuild}")
         if e.code == abi.E_WEIGHTS_SIZE:
             size = os.path.getsize(self.weights)
             return (f"{self.weights}: {size} bytes, but the manifest says {self.manifest['weights_nbytes']} (truncated, "

@@ -231,7 +231,6 @@ class Engine:
         self._lock = threading.RLock()  # reentrant: transcribe_long runs transcribe
         if isinstance(checkpoint, checkpoint_check.CheckpointFiles):  # opened by from_checkpoint
             ckpt = checkpoint
-            ckpt.variant = variant
         else:
             ckpt = checkpoint_check.CheckpointFiles(checkpoint, variant, precision, rebuild)
         self.checkpoint_dir = ckpt.directory
@@ -254,7 +253,7 @@ class Engine:
             self.handles.append(self.decoder.handle)
         except abi.AbiError as e:
             self.close()
-            raise EngineError(ckpt.create_refusal(e)) from e
+            raise EngineError(ckpt.create_refusal(e, variant)) from e
 
     @classmethod
     def from_runfiles(cls, variant: str, precision: str = "fp32", verify_weights: bool = False,
