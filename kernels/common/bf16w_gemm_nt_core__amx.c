@@ -135,11 +135,11 @@ static AMX_FN void amx_gemm_(float* y, const float* x, const uint16_t* w, const 
 void CKW_ISA_AMX(ckw_bf16w_gemm_nt_core)(float* y, const float* x, const uint16_t* w, const float* b,
                                          const float* r, float* pack, int64_t pack_floats, int64_t M, int64_t N,
                                          int64_t K, int64_t ldy, int epi) {
-  const int64_t rows_max = (epi & CKW_GEMM_ONE_ROW_DOT) ? 1 : CKW_GEMM_ROWS_MAX;
+  const int64_t rows_max = CKW_GEMM_DOT_ROWS(epi);
   if (M <= rows_max || N <= 0 || K > K_MAX) {  // K > K_MAX: depends on K alone, so every split agrees
     (M <= rows_max ? CKW_ISA_BF16(ckw_bf16w_gemm_nt_core) : CKW_ISA(ckw_bf16w_gemm_nt_core))(
         y, x, w, b, r, pack, pack_floats, M, N, K, ldy, epi);
     return;
   }
-  amx_gemm_(y, x, w, b, r, M, N, K < 0 ? 0 : K, ldy, epi & ~CKW_GEMM_ONE_ROW_DOT);
+  amx_gemm_(y, x, w, b, r, M, N, K < 0 ? 0 : K, ldy, epi & ~CKW_GEMM_PATH_FLAGS);
 }

@@ -27,6 +27,17 @@
 // Or-ed into epi: only M == 1 takes the dot-product path, so the bits of every row do not
 // depend on how a caller groups rows into calls of 2 or more (the conv stem's frame blocks).
 #define CKW_GEMM_ONE_ROW_DOT 8
+// Or-ed into epi: every M takes the dot-product path, so each row gets the bits of a call with
+// that row alone however many rows share the call (the rows_alone attr of the maps: a decoder
+// step over many independent sequences, each sequence's logits independent of its batch). W is
+// still read once per call: the rows' output blocks go to pack (M x CKW_VW floats) when it holds
+// them, else the rows run CKW_GEMM_ROWS_MAX at a time.
+#define CKW_GEMM_ROWS_ALONE 16
+// The path flags above, stripped from epi before the epilogue is read.
+#define CKW_GEMM_PATH_FLAGS (CKW_GEMM_ONE_ROW_DOT | CKW_GEMM_ROWS_ALONE)
+// The most rows a call takes the dot-product path for, from the flags in epi.
+#define CKW_GEMM_DOT_ROWS(epi) \
+  (((epi) & CKW_GEMM_ROWS_ALONE) ? INT64_MAX : ((epi) & CKW_GEMM_ONE_ROW_DOT) ? 1 : CKW_GEMM_ROWS_MAX)
 
 enum {
   CKW_GEMM_EPI_PLAIN = 0,     // y = x W^T (+ b)

@@ -3,6 +3,7 @@
 // fp32 rounded to nearest even; row-major as in the checkpoint); any M, N, K >= 0. Numerics per ISA path:
 // kernels/common/bf16w_gemm_nt_core.h. The un-suffixed entry picks the best ISA at run time; the suffixed ones are
 // for tests.
+// rows_alone: 0, or nonzero for each row's bits as a call with that row alone, any M (the map's attr).
 #ifndef CKW_KERNELS_GEMM_BF16W_GEMM_NT_BIAS_H_
 #define CKW_KERNELS_GEMM_BF16W_GEMM_NT_BIAS_H_
 
@@ -12,12 +13,12 @@
 extern "C" {
 #endif
 
-void ckw_bf16w_gemm_nt_bias(float* restrict y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy);
-void ckw_bf16w_gemm_nt_bias__scalar(float* restrict y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy);
-void ckw_bf16w_gemm_nt_bias__avx2(float* restrict y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy);
-void ckw_bf16w_gemm_nt_bias__avx512(float* restrict y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy);
-void ckw_bf16w_gemm_nt_bias__avx512bf16(float* restrict y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy);
-void ckw_bf16w_gemm_nt_bias__amx(float* restrict y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy);
+void ckw_bf16w_gemm_nt_bias(float* restrict y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
+void ckw_bf16w_gemm_nt_bias__scalar(float* restrict y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
+void ckw_bf16w_gemm_nt_bias__avx2(float* restrict y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
+void ckw_bf16w_gemm_nt_bias__avx512(float* restrict y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
+void ckw_bf16w_gemm_nt_bias__avx512bf16(float* restrict y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
+void ckw_bf16w_gemm_nt_bias__amx(float* restrict y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
 
 #ifdef __cplusplus
 }

@@ -45,8 +45,8 @@ class Bf16wGemmTest(unittest.TestCase):
                 if isa not in ISAS:
                     continue
                 y16, y32 = np.empty((m, n), np.float32), np.empty((m, n), np.float32)
-                getattr(BF16, "ckw_bf16w_gemm_nt_bias_gelu" + isa)(y16, x, w16, b, SCRATCH, m, n, k, n)
-                getattr(F32, "ckw_f32_gemm_nt_bias_gelu" + isa)(y32, x, w32, b, SCRATCH, m, n, k, n)
+                getattr(BF16, "ckw_bf16w_gemm_nt_bias_gelu" + isa)(y16, x, w16, b, SCRATCH, m, n, k, n, 0)
+                getattr(F32, "ckw_f32_gemm_nt_bias_gelu" + isa)(y32, x, w32, b, SCRATCH, m, n, k, n, 0)
                 np.testing.assert_array_equal(y16.view(np.uint32), y32.view(np.uint32), err_msg=f"{isa} {m}x{n}x{k}")
 
     def test_logits_full_vocab(self):
@@ -57,13 +57,14 @@ class Bf16wGemmTest(unittest.TestCase):
             ref = x.astype(np.float64) @ kt.f32_from_bf16(table).T.astype(np.float64)
             for isa in ISAS:
                 y = np.empty((m, vocab), np.float32)
-                getattr(BF16, "ckw_bf16w_gemm_nt" + isa)(y, x, table, SCRATCH, m, vocab, 24, vocab)
+                getattr(BF16, "ckw_bf16w_gemm_nt" + isa)(y, x, table, SCRATCH, m, vocab, 24, vocab, 0)
                 tolerance.assert_close(y, ref, c, 24, f"logits{isa} {m}x{vocab}")
 
     def test_a_wrong_weight_dtype_is_refused(self):
         w = np.zeros((3, 4), np.float32)  # fp32 where the map says bf16
         with self.assertRaises(Exception):
-            BF16.ckw_bf16w_gemm_nt(np.empty((1, 3), np.float32), np.zeros((1, 4), np.float32), w, SCRATCH, 1, 3, 4, 3)
+            BF16.ckw_bf16w_gemm_nt(np.empty((1, 3), np.float32), np.zeros((1, 4), np.float32), w, SCRATCH,
+                                   1, 3, 4, 3, 0)
 
 
 if __name__ == "__main__":

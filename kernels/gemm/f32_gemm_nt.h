@@ -2,6 +2,7 @@
 // Whisper's tied-embedding logits.
 // x [M, K], w [N, K] (row-major, as stored in the checkpoint), y [M, N]; any M, N, K >= 0.
 // scratch: CKW_GEMM_PACK_BYTES (f32_gemm_nt_core.h; the map's scratch:) for packing W once per call, or NULL.
+// rows_alone: 0, or nonzero for each row's bits as a call with that row alone, any M (the map's attr).
 // The un-suffixed entry picks the best ISA at run time; the suffixed ones are for tests.
 #ifndef CKW_KERNELS_GEMM_F32_GEMM_NT_H_
 #define CKW_KERNELS_GEMM_F32_GEMM_NT_H_
@@ -12,10 +13,10 @@
 extern "C" {
 #endif
 
-void ckw_f32_gemm_nt(float* restrict y, const float* restrict x, const float* restrict w, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy);
-void ckw_f32_gemm_nt__scalar(float* restrict y, const float* restrict x, const float* restrict w, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy);
-void ckw_f32_gemm_nt__avx2(float* restrict y, const float* restrict x, const float* restrict w, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy);
-void ckw_f32_gemm_nt__avx512(float* restrict y, const float* restrict x, const float* restrict w, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy);
+void ckw_f32_gemm_nt(float* restrict y, const float* restrict x, const float* restrict w, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
+void ckw_f32_gemm_nt__scalar(float* restrict y, const float* restrict x, const float* restrict w, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
+void ckw_f32_gemm_nt__avx2(float* restrict y, const float* restrict x, const float* restrict w, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
+void ckw_f32_gemm_nt__avx512(float* restrict y, const float* restrict x, const float* restrict w, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
 
 #ifdef __cplusplus
 }

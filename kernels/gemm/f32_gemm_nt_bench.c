@@ -14,7 +14,8 @@
 #include "kernels/gemm/f32_gemm_nt_contract.h"
 #include "kernels/gemm/f32_gemm_nt_bias_residual.h"
 
-typedef void (*bias_fn)(float*, const float*, const float*, const float*, float*, int64_t, int64_t, int64_t, int64_t);
+typedef void (*bias_fn)(float*, const float*, const float*, const float*, float*, int64_t, int64_t, int64_t, int64_t,
+                        int);
 
 // The scratch the maps declare (W packed once per column block); "per-block" times the same
 // dispatching entry without it (per-block: every panel packed again per row block).
@@ -22,11 +23,11 @@ static float g_scratch[CKW_GEMM_PACK_BYTES / sizeof(float)];
 
 // Best-of-`reps` seconds for one call (min filters out the other tenants of the machine).
 static double time_call(bias_fn f, float* y, const float* x, const float* w, const float* b, int64_t M,
-                        int64_t N, int64_t K, int reps) {
+                        int64_t N, int64_t K, int alone, int reps) {
   double best = 1e30;
   for (int i = 0; i < reps; ++i) {
     double t0 = ckw_bench_now();
-    f(y, x, w, b, g_scratch, M, N, K, N);
+    f(y, x, w, b, g_scratch, M, N, K, N, alone);
     double t = ckw_bench_now() - t0;
     if (t < best) best = t;
   }
@@ -34,15 +35,15 @@ static double time_call(bias_fn f, float* y, const float* x, const float* w, con
 }
 
 static void logits_adapter(float* y, const float* x, const float* w, const float* b, float* scratch, int64_t M,
-                           int64_t N, int64_t K, int64_t ldy) {
+                           int64_t N, int64_t K, int64_t ldy, int alone) {
   (void)b;
-  ckw_f32_gemm_nt(y, x, w, scratch, M, N, K, ldy);
+  ckw_f32_gemm_nt(y, x, w, scratch, M, N, K, ldy, alone);
 }
 
 static void no_scratch_adapter(float* y, const float* x, const float* w, const float* b, float* scratch, int64_t M,
-                               int64_t N, int64_t K, int64_t ldy) {
+                               int64_t N, int64_t K, int64_t ldy, int alone) {
   (void)scratch;
-  ckw_f32_gemm_nt_bias(y, x, w, b, NULL, M, N, K, ldy);
+  ckw_f32_gemm_nt_bias(y, x, w, b, NULL, M, N, K, ldy, alone);
 }
 
 int main(int argc, char** argv) {
@@ -50,11 +51,16 @@ int main(int argc, char** argv) {
   struct {
     const char* label;
     int64_t M, N, K;
+    int alone;  // rows_alone: the decode of many sequences, next to the same M without it
   } shapes[] = {
-      {"encoder qkv/out (tiny)", 1500, 384, 384}, {"encoder fc1 (tiny)", 1500, 1536, 384},
-      {"encoder fc2 (tiny)", 1500, 384, 1536},   {"encoder fc1 (base)", 1500, 2048, 512},
-      {"decode linear M=1", 1, 384, 384},         {"decode fc1 M=1", 1, 1536, 384},
-      {"prefill M=4", 4, 384, 384},               {"logits M=1", 1, 51865, 384},
+      {"encoder qkv/out (tiny)", 1500, 384, 384, 0}, {"encoder fc1 (tiny)", 1500, 1536, 384, 0},
+      {"encoder fc2 (tiny)", 1500, 384, 1536, 0},   {"encoder fc1 (base)", 1500, 2048, 512, 0},
+      {"decode linear M=1", 1, 384, 384, 0},         {"decode fc1 M=1", 1, 1536, 384, 0},
+      {"prefill M=4", 4, 384, 384, 0},               {"logits M=1", 1, 51865, 384, 0},
+      {"decode fc1 M=16", 16, 1536, 384, 0},         {"decode fc1 M=16 alone", 16, 1536, 384, 1},
+      {"decode fc1 M=40", 40, 1536, 384, 0},         {"decode fc1 M=40 alone", 40, 1536, 384, 1},
+      {"decode fc1 M=64", 64, 1536, 384, 0},         {"decode fc1 M=64 alone", 64, 1536, 384, 1},
+      {"logits M=16", 16, 51865, 384, 0},            {"logits M=16 alone", 16, 51865, 384, 1},
   };
   struct {
     const char* name;
@@ -96,7 +102,7 @@ int main(int argc, char** argv) {
       }
       int reps = bench ? (int)(2e9 / (flop + 1e6)) + 3 : 1;
       if (reps > 2000) reps = 2000;
-      double t = time_call(paths[p].f, y, x, w, b, M, N, K, reps);
+      double t = time_call(paths[p].f, y, x, w, b, M, N, K, shapes[s].alone, reps);
       for (int64_t i = 0; i < M * N; ++i) bad |= !isfinite(y[i]);
       if (bench) printf(" %9.1f", flop / t * 1e-9);
     }

@@ -53,7 +53,7 @@ class GemmTest(unittest.TestCase):
                     if gelu:
                         ref = torch.nn.functional.gelu(torch.from_numpy(ref)).numpy()
                     y = np.full((m, n), np.nan, np.float32)
-                    f(ptr(y), ptr(x), ptr(w), ptr(b), ptr(SCRATCH), m, n, k, n)
+                    f(ptr(y), ptr(x), ptr(w), ptr(b), ptr(SCRATCH), m, n, k, n, 0)
                     tolerance.assert_close(y, ref, c, k, f"{kernel}{isa} {m}x{n}x{k}")
 
     def test_residual_in_place(self):
@@ -65,9 +65,9 @@ class GemmTest(unittest.TestCase):
                 r = self.rng.standard_normal((m, n), dtype=np.float32)
                 ref = r + x.astype(np.float64) @ w.T.astype(np.float64) + b
                 y = np.full((m, n), np.nan, np.float32)
-                f(ptr(y), ptr(x), ptr(w), ptr(b), ptr(r), ptr(SCRATCH), m, n, k, n)
+                f(ptr(y), ptr(x), ptr(w), ptr(b), ptr(r), ptr(SCRATCH), m, n, k, n, 0)
                 tolerance.assert_close(y, ref, c, k, f"residual{isa} {m}x{n}x{k}")
-                f(ptr(r), ptr(x), ptr(w), ptr(b), ptr(r), ptr(SCRATCH), m, n, k, n)  # y is r: the residual stream
+                f(ptr(r), ptr(x), ptr(w), ptr(b), ptr(r), ptr(SCRATCH), m, n, k, n, 0)  # y is r: the residual stream
                 tolerance.assert_close(r, ref, c, k, f"residual in place{isa} {m}x{n}x{k}")
 
     def test_logits_full_vocab(self):
@@ -77,7 +77,7 @@ class GemmTest(unittest.TestCase):
             table = self.rng.standard_normal((vocab, 24), dtype=np.float32)
             x = self.rng.standard_normal((2, 24), dtype=np.float32)
             y = np.empty((2, vocab), np.float32)
-            f(ptr(y), ptr(x), ptr(table), ptr(SCRATCH), 2, vocab, 24, vocab)
+            f(ptr(y), ptr(x), ptr(table), ptr(SCRATCH), 2, vocab, 24, vocab, 0)
             tolerance.assert_close(y, x.astype(np.float64) @ table.T.astype(np.float64), c, 24, f"logits {vocab}")
             self.assertEqual(int(np.argmax(y[0])), int(np.argmax(x[0].astype(np.float64) @ table.T.astype(np.float64))))
 

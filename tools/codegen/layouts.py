@@ -46,6 +46,10 @@ class Node:
     outputs: Dict[str, str] = field(default_factory=dict)
     weights: Dict[str, object] = field(default_factory=dict)  # port -> graph.Weight
     dims: Dict[str, object] = field(default_factory=dict)  # filled by the shapes pass
+    # Also the shapes pass: the phase and its env (circuit dims, runtime scalars), which an op's
+    # attr expression is evaluated over (kernel_attrs.value).
+    phase: str = ""
+    env: Dict[str, object] = field(default_factory=dict)
     route: Optional[dict] = None  # converters: the edge they serve and every route considered
 
     @property

@@ -18,7 +18,7 @@ import ast
 import re
 from typing import Dict, List, Optional
 
-from tools.codegen import expr
+from tools.codegen import expr, kernel_attrs
 from tools.codegen.errors import CompileError
 
 MAX_THREADS = 8  # threads per handle at most, the calling thread included
@@ -69,8 +69,9 @@ def validate(doc) -> None:
         if opt["split"] in reductions:
             raise CompileError(f"{where}/split: '{opt['split']}' is a reduction dim of the contract "
                                f"('{data['contract']['reduction_dim']}'); split over outputs only, so every thread count gives the same bits")
-        if "when" in opt:
-            expr.check(opt["when"], {d: 1 for d in data["dims"]}, f"{where}/when")
+        if "when" in opt:  # over the kernel's dims and its int attrs (an op's attr may differ per phase)
+            names = {**{d: 1 for d in data["dims"]}, **{a: 0 for a in data.get("attrs", {})}}
+            expr.check(opt["when"], names, f"{where}/when")
         uses_count = False
         for name, text in opt["chunk"].items():
             w = f"{where}/chunk/{name}"
@@ -138,7 +139,7 @@ def options(node) -> List[dict]:
     where = f"{node.op.where if node.op else 'converter ' + node.name}: kernel {node.kernel} ({node.kmap.path}): /parallel"
     result = []
     for i, opt in enumerate(kmap.get("parallel", [])):
-        when = c_condition(opt["when"], node.dims, f"{where}/{i}/when") if "when" in opt else None
+        when = c_condition(opt["when"], kernel_attrs.numeric_env(node), f"{where}/{i}/when") if "when" in opt else None
         total, two = node.dims[opt["split"]], 2 * opt["grain"]
         if when == "0" or (expr.upper(total) is not None and expr.upper(total) < two):
             continue

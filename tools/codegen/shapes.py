@@ -138,7 +138,7 @@ class _Binder:
         for k, v in dims.items():
             if isinstance(v, int) and v < 0 or isinstance(v, expr.Sym) and v.hi is not None and v.hi < 0:
                 raise CompileError(f"{where}: dim {k} = {expr.c_text(v)} is negative")
-        node.dims = dims
+        node.dims, node.phase, node.env = dims, self.pg.phase, self.env
         for c in node.kmap.data.get("constraints", []):
             if expr.check(c, kernel_attrs.numeric_env(node), f"{where}: constraint") is False:
                 raise CompileError(f"{where}: kernel constraint '{c}' does not hold ({', '.join(f'{k}={expr.c_text(v)}' for k, v in sorted(kernel_attrs.numeric_env(node).items()))})")

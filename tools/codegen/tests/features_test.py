@@ -1,7 +1,8 @@
 """Circuit features the beam decoder and word timestamps use, on tiny circuits: a repeat's
 `phases` as its ops' default, in-place state updates through a kernel's `may_alias` pair, and
 optional outputs stacked over a repeat (slices of the caller's buffer; calls that only serve the
-output are skipped when it is NULL)."""
+output are skipped when it is NULL), and an op's int attr given per phase as an expression over
+the phase's runtime scalars (the decoder's rows_alone: 1 where each sequence runs one token)."""
 
 import pytest
 
@@ -112,6 +113,48 @@ def test_stack_must_name_a_repeat(tmp_path):
     data["outputs"]["stack"]["stack"] = "nope"
     with pytest.raises(CompileError, match="/outputs/stack/stack: no repeat named 'nope'"):
         compile_case(tmp_path, data, [SCALE, SUM], check_only=True)
+
+
+def alone_case(step_binding):
+    """y = scale(x) with the kernel's int attr `alone` from the runtime scalar `single`: 0 in
+    phase run, `step_binding` in phase step; the kernel splits rows only when alone == 0."""
+    m = unary("ckw_scale", "scale")
+    m["attrs"] = {"alone": {"ctype": "int", "default": 0, "values": [0, 1]}}
+    m["abi"].append({"arg": "alone", "ctype": "int", "bind": "attr:alone"})
+    m["parallel"] = [{"split": "M", "when": "alone == 0", "grain": 1, "chunk": {"y": "start * N", "x": "start * N",
+                                                                              "M": "count"}},
+                     {"split": "N", "grain": 1, "chunk": {"y": "start", "x": "start", "N": "count"}}]
+    outputs = {"y": {"from": "op:a.y", "dtype": "f32", "shape": ["T", "D"], "layout": "token_major",
+                     "phases": ["run", "step"]}}
+    data = circuit([{"name": "a", "kind": "scale", "inputs": {"x": "external:x"}, "attrs": {"alone": "single"}}],
+                   outputs)
+    data["runtime"] = {"single": {"doc": "1 where every row runs alone"}}
+    data["phases"] = {"run": {"runtime": {"single": {"value": 0}}}, "step": {"runtime": {"single": step_binding}}}
+    return data, [m]
+
+
+def test_an_attr_expression_takes_each_phases_value(tmp_path):
+    data, maps = alone_case({"value": 1})
+    result = compile_case(tmp_path, data, maps)
+    by_phase = {p["phase"]: p["calls"][0] for p in result.ir["phases"]}
+    assert {ph: next(a["c"] for a in c["args"] if a["arg"] == "alone") for ph, c in by_phase.items()} == \
+        {"run": "0", "step": "1"}
+    # The split's `when` sees the attr: rows may be split where alone == 0 only.
+    assert [s["split"] for s in by_phase["run"]["parallel"]["splits"]] == ["M"]
+    assert [s["split"] for s in by_phase["step"]["parallel"]["splits"]] == ["N"]
+
+
+def test_an_attr_expression_must_be_a_constant_in_every_phase(tmp_path):
+    data, maps = alone_case({"arg": True, "min": 0, "max": 1})
+    with pytest.raises(CompileError, match=r"\(a\): kernel ckw_scale .*attr alone = 'single' is single in phase "
+                                           r"'step', not a constant"):
+        compile_case(tmp_path, data, maps)
+
+
+def test_an_attr_expression_outside_the_kernels_values_is_refused(tmp_path):
+    data, maps = alone_case({"value": 2})
+    with pytest.raises(CompileError, match=r"attr alone = 2, the kernel accepts \[0, 1\]"):
+        compile_case(tmp_path, data, maps)
 
 
 if __name__ == "__main__":
