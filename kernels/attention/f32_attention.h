@@ -62,6 +62,52 @@ void ckw_f32_attention_scores__scalar(CKW_F32_ATTENTION_SCORES_PARAMS);
 void ckw_f32_attention_scores__avx2(CKW_F32_ATTENTION_SCORES_PARAMS);
 void ckw_f32_attention_scores__avx512(CKW_F32_ATTENTION_SCORES_PARAMS);
 
+// ckw_f32_attention_paged (op kind "attention_paged"): B independent sequences whose K/V rows
+// live in a block pool k, v [NB, Hp, R, Dh] (R rows of every head per block): sequence b's
+// logical row j is row j % R of block table[b * MB + j / R], head h of the call at head h of
+// the block (k, v already moved to the call's first head; Hp heads per block). Its Tq query
+// rows q[b * Tq ..] (rows ld floats apart) sit at positions pos[b] + q0 + i and attend as
+// ckw_f32_attention would with q_pos = pos[b] + q0 over the rows gathered into one cache, bit
+// for bit, whatever the block ids and whatever else is in the batch. Decode: B rows of one
+// token; cross-attention: a one-block table per row (R = the encoder rows, the memory's entry).
+// Scratch as ckw_f32_attention's. The ids and positions must pass
+// ckw_f32_attention_paged_check: a split call cannot return a status, so the caller validates
+// first (a generated entry point checks its block tables and positions before any kernel runs).
+#define CKW_ATTENTION_ERR_BLOCK (-1)
+#define CKW_ATTENTION_ERR_POSITION (-2)
+#define CKW_ATTENTION_ERR_SHAPE (-3)
+
+#define CKW_F32_ATTENTION_PAGED_PARAMS                                                                              \
+  float *restrict o, const float *restrict q, const float *restrict k, const float *restrict v,                    \
+      const int32_t *restrict pos, const int32_t *restrict table, float *restrict scratch, int64_t B, int64_t Tq, \
+      int64_t Tk, int64_t H, int64_t Dh, int64_t ld, int64_t Hp, int64_t NB, int64_t R, int64_t MB, int64_t q0,   \
+      int causal, float scale
+
+void ckw_f32_attention_paged(CKW_F32_ATTENTION_PAGED_PARAMS);
+void ckw_f32_attention_paged__scalar(CKW_F32_ATTENTION_PAGED_PARAMS);
+void ckw_f32_attention_paged__avx2(CKW_F32_ATTENTION_PAGED_PARAMS);
+void ckw_f32_attention_paged__avx512(CKW_F32_ATTENTION_PAGED_PARAMS);
+
+// ckw_f32_attention_scores_paged (op kind "attention_scores_paged"): ckw_f32_attention_scores
+// for each sequence of a paged call, s [B, H, Tq, Tk]; same arguments and preconditions as
+// ckw_f32_attention_paged.
+#define CKW_F32_ATTENTION_SCORES_PAGED_PARAMS                                                                   \
+  float *restrict s, const float *restrict q, const float *restrict k, const int32_t *restrict pos,            \
+      const int32_t *restrict table, int64_t B, int64_t Tq, int64_t Tk, int64_t H, int64_t Dh, int64_t ldq,     \
+      int64_t Hp, int64_t NB, int64_t R, int64_t MB, int64_t q0, int causal, float scale
+
+void ckw_f32_attention_scores_paged(CKW_F32_ATTENTION_SCORES_PAGED_PARAMS);
+void ckw_f32_attention_scores_paged__scalar(CKW_F32_ATTENTION_SCORES_PAGED_PARAMS);
+void ckw_f32_attention_scores_paged__avx2(CKW_F32_ATTENTION_SCORES_PAGED_PARAMS);
+void ckw_f32_attention_scores_paged__avx512(CKW_F32_ATTENTION_SCORES_PAGED_PARAMS);
+
+// What a paged call needs of its arguments: 0, or CKW_ATTENTION_ERR_BLOCK when a block id the
+// call reads is outside [0, NB), CKW_ATTENTION_ERR_POSITION when some pos[b] < 0 or the rows
+// read pass MB * R, CKW_ATTENTION_ERR_SHAPE on negative dims or R < 1; and its one-line message.
+int ckw_f32_attention_paged_check(const int32_t* pos, const int32_t* table, int64_t B, int64_t Tq, int64_t Tk,
+                                  int64_t NB, int64_t R, int64_t MB, int64_t q0, int causal);
+const char* ckw_f32_attention_paged_strerror(int code);
+
 void ckw_f32_attention_batched(CKW_F32_ATTENTION_BATCHED_PARAMS);
 void ckw_f32_attention_batched__scalar(CKW_F32_ATTENTION_BATCHED_PARAMS);
 void ckw_f32_attention_batched__avx2(CKW_F32_ATTENTION_BATCHED_PARAMS);

@@ -18,11 +18,17 @@
 // AVX-512 template through kernels/common/avx512_emulation.h on CPUs without AVX-512.
 #ifdef CKW_TEST_AVX512_EMULATION
 void ckw_f32_attention__avx512emu(CKW_F32_ATTENTION_PARAMS);
+void ckw_f32_attention_paged__avx512emu(CKW_F32_ATTENTION_PAGED_PARAMS);
+void ckw_f32_attention_scores_paged__avx512emu(CKW_F32_ATTENTION_SCORES_PAGED_PARAMS);
+void ckw_f32_attention_scores__avx512emu(CKW_F32_ATTENTION_SCORES_PARAMS);
 #endif
 
 #define TOL_C CKW_F32_ATTENTION_TOLERANCE_C
 
 typedef void (*attn_fn)(CKW_F32_ATTENTION_PARAMS);
+typedef void (*paged_fn)(CKW_F32_ATTENTION_PAGED_PARAMS);
+typedef void (*scores_fn)(CKW_F32_ATTENTION_SCORES_PARAMS);
+typedef void (*scores_paged_fn)(CKW_F32_ATTENTION_SCORES_PAGED_PARAMS);
 
 static int check(const char* isa, attn_fn f, int64_t Tq, int64_t Tk, int64_t H, int64_t Dh, int64_t cap,
                  int64_t q_pos, int causal, int shifted) {
@@ -153,19 +159,151 @@ static int check_scores(void) {
   return fails;
 }
 
+static int64_t rand_below(int64_t n) { return (int64_t)((frand() + 1.0f) * 0.5f * (float)n) % n; }
+
+// Paged attention: B sequences whose rows live in shuffled blocks of a pool (sequences 0 and 1
+// share their first block, as beams share a prefix; spare blocks and rows past what a
+// sequence reads hold NaN). Each sequence must get, bit for bit, what the same ISA's
+// contiguous call gives on its own cache gathered back (so neither the block ids nor the
+// other sequences matter); so must one call per head and one call per sequence; the scores
+// likewise. The check refuses bad block ids and positions.
+static int check_paged(const char* isa, attn_fn contiguous, paged_fn paged, scores_fn scores,
+                       scores_paged_fn scores_paged, const int64_t* c) {
+  const int64_t B = c[0], Tq = c[1], Tk = c[2], H = c[3], Dh = c[4], R = c[5], MB = c[6], q0 = c[7];
+  const int causal = (int)c[8];
+  const int64_t cap = MB * R, NB = B * MB + 3, ld = H * Dh, blk = H * R * Dh;
+  const float scale = 1.0f / sqrtf((float)Dh);
+  float* kp = malloc(sizeof(float) * NB * blk);
+  float* vp = malloc(sizeof(float) * NB * blk);
+  float* kc = malloc(sizeof(float) * B * H * cap * Dh);  // each sequence's cache, contiguous
+  float* vc = malloc(sizeof(float) * B * H * cap * Dh);
+  float* q = malloc(sizeof(float) * B * Tq * ld);
+  float* o = malloc(sizeof(float) * B * Tq * ld);
+  float* ref = malloc(sizeof(float) * B * Tq * ld);
+  float* sp = malloc(sizeof(float) * B * H * Tq * Tk);
+  float* sref = malloc(sizeof(float) * H * Tq * Tk);
+  float* scratch = malloc((size_t)ckw_f32_attention_scratch_bytes(Tq, Tk, H, Dh));
+  int32_t* table = malloc(sizeof(int32_t) * B * MB);
+  int32_t* ids = malloc(sizeof(int32_t) * NB);
+  int32_t pos[64];
+  for (int64_t i = 0; i < NB * blk; ++i) kp[i] = vp[i] = NAN;
+  for (int64_t i = 0; i < B * Tq * ld; ++i) q[i] = frand();
+  for (int64_t i = 0; i < NB; ++i) ids[i] = (int32_t)i;
+  for (int64_t i = NB - 1; i > 0; --i) {  // a shuffled pool
+    const int64_t j = rand_below(i + 1);
+    const int32_t t = ids[i];
+    ids[i] = ids[j], ids[j] = t;
+  }
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t top = Tk - Tq - q0;  // the furthest a causal sequence may start
+    pos[b] = causal ? (int32_t)rand_below(top + 1) : 0;
+    for (int64_t m = 0; m < MB; ++m) table[b * MB + m] = ids[b * MB + m];
+  }
+  if (B > 1) table[MB] = table[0];  // sequence 1 shares sequence 0's first block
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t n = causal && pos[b] + q0 + Tq < Tk ? pos[b] + q0 + Tq : Tk;  // rows it reads
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t j = 0; j < cap; ++j)
+        for (int64_t d = 0; d < Dh; ++d) {
+          float* kcj = kc + ((b * H + h) * cap + j) * Dh + d;
+          float* vcj = vc + ((b * H + h) * cap + j) * Dh + d;
+          float* kpj = kp + (int64_t)table[b * MB + j / R] * blk + (h * R + j % R) * Dh + d;
+          float* vpj = vp + (int64_t)table[b * MB + j / R] * blk + (h * R + j % R) * Dh + d;
+          if (B > 1 && b == 1 && j < R) {  // the shared block: sequence 0's rows
+            *kcj = kc[(h * cap + j) * Dh + d], *vcj = vc[(h * cap + j) * Dh + d];
+          } else if (j < n || (B > 1 && b == 0 && j < R)) {
+            *kpj = *kcj = frand(), *vpj = *vcj = frand();
+          } else {  // a row the sequence never reads (NaN in the pool already)
+            *kcj = *vcj = NAN;
+          }
+        }
+  }
+  char what[200];
+  snprintf(what, sizeof what, "%s paged B=%lld Tq=%lld Tk=%lld H=%lld Dh=%lld R=%lld MB=%lld q0=%lld causal=%d", isa,
+           (long long)B, (long long)Tq, (long long)Tk, (long long)H, (long long)Dh, (long long)R, (long long)MB,
+           (long long)q0, causal);
+  int ok = 1;
+  for (int64_t b = 0; b < B; ++b)
+    contiguous(ref + b * Tq * ld, q + b * Tq * ld, kc + b * H * cap * Dh, vc + b * H * cap * Dh, scratch, Tq, Tk, H,
+               Dh, ld, cap, pos[b] + q0, causal, scale);
+  for (int pass = 0; pass < 3 && ok; ++pass) {  // whole call; one call per head; one per sequence
+    for (int64_t i = 0; i < B * Tq * ld; ++i) o[i] = -1234.0f;
+    const int rc = ckw_f32_attention_paged_check(pos, table, B, Tq, Tk, NB, R, MB, q0, causal);
+    if (pass == 0) paged(o, q, kp, vp, pos, table, scratch, B, Tq, Tk, H, Dh, ld, H, NB, R, MB, q0, causal, scale);
+    for (int64_t h = 0; pass == 1 && h < H; ++h)
+      paged(o + h * Dh, q + h * Dh, kp + h * R * Dh, vp + h * R * Dh, pos, table, scratch, B, Tq, Tk, 1, Dh, ld,
+                  H, NB, R, MB, q0, causal, scale);
+    for (int64_t b = 0; pass == 2 && b < B; ++b)
+      paged(o + b * Tq * ld, q + b * Tq * ld, kp, vp, pos + b, table + b * MB, scratch, 1, Tq, Tk, H, Dh, ld, H,
+                  NB, R, MB, q0, causal, scale);
+    if (rc != 0 || memcmp(o, ref, sizeof(float) * B * Tq * ld) != 0) {
+      fprintf(stderr, "%s: pass %d (0 whole, 1 per head, 2 per sequence) rc %d differs from the contiguous calls\n",
+              what, pass, rc);
+      ok = 0;
+    }
+  }
+  if (ok && scores) {
+    scores_paged(sp, q, kp, pos, table, B, Tq, Tk, H, Dh, ld, H, NB, R, MB, q0, causal, scale);
+    for (int64_t b = 0; b < B && ok; ++b) {
+      scores(sref, q + b * Tq * ld, kc + b * H * cap * Dh, Tq, Tk, H, Dh, ld, cap, pos[b] + q0, causal, scale);
+      if (memcmp(sp + b * H * Tq * Tk, sref, sizeof(float) * H * Tq * Tk) != 0) {
+        fprintf(stderr, "%s: scores of sequence %lld differ from the contiguous call\n", what, (long long)b);
+        ok = 0;
+      }
+    }
+  }
+  // Refusals: a block id the call reads out of range, a negative position, rows past the table.
+  const int32_t keep = table[0], keep_pos = pos[0];
+  for (int bad = 0; bad < 3 && ok; ++bad) {
+    if (bad == 2 && !causal) continue;
+    if (bad == 0) table[0] = (int32_t)NB;
+    if (bad == 1) pos[0] = -1;
+    if (bad == 2) pos[0] = (int32_t)(cap - q0 - Tq + 1);
+    const int want = bad == 0 ? CKW_ATTENTION_ERR_BLOCK : CKW_ATTENTION_ERR_POSITION;
+    const int rc = ckw_f32_attention_paged_check(pos, table, B, Tq, Tk, NB, R, MB, q0, causal);
+    if (rc != want) {
+      fprintf(stderr, "%s: check %d returned %d (want %d: %s)\n", what, bad, rc, want,
+              ckw_f32_attention_paged_strerror(want));
+      ok = 0;
+    }
+    table[0] = keep, pos[0] = keep_pos;
+  }
+  free(kp), free(vp), free(kc), free(vc), free(q), free(o), free(ref), free(sp), free(sref), free(scratch);
+  free(table), free(ids);
+  return ok;
+}
+
 int main(void) {
   struct {
     const char* isa;
     int ok;
     attn_fn f;
+    paged_fn paged;
+    scores_fn scores;
+    scores_paged_fn scores_paged;
   } isas[] = {
-#define ISA(isa) {#isa, ckw_cpu_has_##isa(), ckw_f32_attention__##isa},
+#define ISA(isa)                                                                                  \
+  {#isa, ckw_cpu_has_##isa(), ckw_f32_attention__##isa, ckw_f32_attention_paged__##isa,             \
+   ckw_f32_attention_scores__##isa, ckw_f32_attention_scores_paged__##isa},
               CKW_F32_ATTENTION_ISAS(ISA)
 #undef ISA
-              {"dispatch", 1, ckw_f32_attention},
+              {"dispatch", 1, ckw_f32_attention, ckw_f32_attention_paged, ckw_f32_attention_scores,
+               ckw_f32_attention_scores_paged},
 #ifdef CKW_TEST_AVX512_EMULATION
-              {"avx512-emulated", 1, ckw_f32_attention__avx512emu},
+              {"avx512-emulated", 1, ckw_f32_attention__avx512emu, ckw_f32_attention_paged__avx512emu,
+               ckw_f32_attention_scores__avx512emu, ckw_f32_attention_scores_paged__avx512emu},
 #endif
+  };
+  // B, Tq, Tk, H, Dh, R, MB, q0, causal
+  const int64_t paged_cases[][9] = {
+      {6, 1, 448, 2, 64, 16, 28, 0, 1},  // decode step: six sequences at their own positions
+      {4, 5, 64, 2, 64, 16, 4, 0, 1},    // the row path with a few tokens per sequence
+      {1, 40, 96, 2, 64, 16, 6, 3, 1},   // a prefill on the blocked path (tiles split at blocks)
+      {2, 40, 96, 2, 64, 32, 3, 0, 1},   // R = 32
+      {3, 1, 1500, 1, 64, 1500, 1, 0, 0},  // cross-attention: each row's entry, one block
+      {2, 9, 300, 2, 64, 300, 1, 0, 0},    // cross-attention of a blocked prompt
+      {3, 2, 37, 2, 20, 16, 3, 0, 1},      {2, 9, 50, 1, 72, 16, 4, 0, 0},  {2, 3, 40, 1, 136, 8, 5, 1, 1},
+      {2, 1, 5, 1, 1, 1, 5, 0, 1},
   };
   // Tq, Tk, H, Dh, cap, q_pos, causal
   const int64_t cases[][7] = {
@@ -196,6 +334,11 @@ int main(void) {
         ++n;
       }
     }
+  }
+  for (size_t i = 0; i < sizeof isas / sizeof isas[0]; ++i) {
+    if (!test_isa_runs(isas[i].isa, isas[i].ok)) continue;
+    for (size_t c = 0; c < sizeof paged_cases / sizeof paged_cases[0]; ++c, ++n)
+      fails += !check_paged(isas[i].isa, isas[i].f, isas[i].paged, isas[i].scores, isas[i].scores_paged, paged_cases[c]);
   }
   fails += check_batched();
   fails += check_scores();
