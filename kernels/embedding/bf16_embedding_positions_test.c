@@ -1,6 +1,7 @@
 // bf16-table embedding + positions: exact against a direct reference on the widened table (with
 // values that bf16 holds exactly and ones it rounded), at an offset, for several sequences, and
-// every error code with y untouched.
+// every error code with y untouched; the _rows kernel (a position per sequence) bit for bit
+// the per-sequence calls, and its error codes.
 #include <stdio.h>
 #include <string.h>
 
@@ -12,7 +13,7 @@ enum { V = 11, D = 5, NCTX = 8 };
 
 int main(void) {
   uint16_t table[V * D];
-  float pos[NCTX * D], y[6 * D];
+  float pos[NCTX * D], y[6 * D], per_seq[6 * D];
   for (int i = 0; i < V * D; ++i) table[i] = ckw_f32_to_bf16(0.37f * (float)i - 3.0f);
   for (int i = 0; i < NCTX * D; ++i) pos[i] = 0.011f * (float)(i * i % 97);
   int fails = 0;
@@ -29,6 +30,11 @@ int main(void) {
       }
     }
   fails += EMBEDDING_BAD_INPUT_FAILURES(ckw_bf16_embedding_positions, ckw_bf16_embedding_positions_strerror, y, table, pos);
+  // One position per sequence: each sequence's rows are the scalar-offset kernel's at offset pos[b].
+  fails += EMBEDDING_ROWS_MATCH_FAILURES(ckw_bf16_embedding_positions_rows, ckw_bf16_embedding_positions, y, per_seq,
+                                         table, pos);
+  fails += EMBEDDING_ROWS_BAD_INPUT_FAILURES(ckw_bf16_embedding_positions_rows, ckw_bf16_embedding_positions_strerror,
+                                             y, table, pos);
   printf("bf16_embedding_positions: %d failures\n", fails);
   return fails != 0;
 }

@@ -1,4 +1,5 @@
-// Embedding + positions: time per decoder prefill (T = 448) and per decode step (T = 1).
+// Embedding + positions: time per decoder prefill (T = 448), per decode step (T = 1) and per
+// decode step of 64 sequences, each at its own position (the _rows kernel).
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -22,6 +23,12 @@ int main(int argc, char** argv) {
     CKW_BENCH_BEST(t, bench ? 50 : 1, rc |= ckw_f32_embedding_positions(y, tok, table, pos, 1, Ts[c], D, V, NCTX, 0));
     if (bench) printf("embedding_positions T=%-4lld D=%lld: %8.2f us\n", (long long)Ts[c], (long long)D, t * 1e6);
   }
+  int32_t seq_pos[64];
+  for (int b = 0; b < 64; ++b) seq_pos[b] = (int32_t)((b * 97) % NCTX);
+  double t;
+  CKW_BENCH_BEST(t, bench ? 50 : 1,
+                 rc |= ckw_f32_embedding_positions_rows(y, tok, table, pos, seq_pos, 64, 1, D, V, NCTX));
+  if (bench) printf("embedding_positions_rows B=64 T=1 D=%lld: %8.2f us\n", (long long)D, t * 1e6);
   if (rc) fprintf(stderr, "unexpected error %d: %s\n", rc, ckw_f32_embedding_positions_strerror(rc));
   free(table), free(pos), free(y);
   if (!bench) printf("smoke run ok (pass --benchmark for the table)\n");

@@ -1,5 +1,6 @@
 """Token embedding + learned positions through ctypes: bit-exact against numpy at an offset,
-full Whisper vocab sizes, and every error code with y left untouched."""
+full Whisper vocab sizes, and every error code with y left untouched; the _rows maps (a
+position per sequence) against the scalar-offset maps of their dtype."""
 
 import unittest
 
@@ -46,6 +47,19 @@ class EmbeddingTest(unittest.TestCase):
         self.assertEqual(m["provides"], "embedding_positions")
         self.assertEqual(m["ports"]["tokens"]["dtype"], "i32")
         self.assertEqual(set(m["returns"]["errors"]), {"-1", "-2", "-3"})
+
+    def test_rows_maps_differ_only_by_the_position_per_sequence(self):
+        for dtype in ("f32", "f16", "bf16"):
+            base = kt.kernel_map(f"kernels/embedding/{dtype}_embedding_positions.json")
+            rows = kt.kernel_map(f"kernels/embedding/{dtype}_embedding_positions_rows.json")
+            self.assertEqual(rows["provides"], "embedding_positions_rows")
+            self.assertEqual(rows["ports"]["pos"]["dtype"], "i32")
+            self.assertEqual(rows["ports"]["pos"]["shape"], ["B"])
+            self.assertEqual([d for d in base["dims"] if d != "offset"], rows["dims"])
+            self.assertEqual({k: v for k, v in rows["ports"].items() if k != "pos"}, base["ports"])
+            for key in ("header", "library"):
+                self.assertEqual(rows[key], base[key])
+            self.assertEqual(rows["returns"]["strerror"], base["returns"]["strerror"])
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 // Embedding + positions: exact against a direct reference, at an offset, with every error
-// code (and y untouched on error).
+// code (and y untouched on error); the _rows kernel (a position per sequence) bit for bit the
+// per-sequence calls, and its error codes.
 #include <stdio.h>
 #include <string.h>
 
@@ -9,7 +10,7 @@
 enum { V = 11, D = 5, NCTX = 8 };
 
 int main(void) {
-  float table[V * D], pos[NCTX * D], y[6 * D], ref[4 * D];
+  float table[V * D], pos[NCTX * D], y[6 * D], ref[4 * D], per_seq[6 * D];
   for (int i = 0; i < V * D; ++i) table[i] = 0.37f * (float)i - 3.0f;
   for (int i = 0; i < NCTX * D; ++i) pos[i] = 0.011f * (float)(i * i % 97);
   const int32_t tok[4] = {10, 0, 3, 3};
@@ -32,6 +33,11 @@ int main(void) {
         ++fails;
       }
   fails += EMBEDDING_BAD_INPUT_FAILURES(ckw_f32_embedding_positions, ckw_f32_embedding_positions_strerror, y, table, pos);
+  // One position per sequence: each sequence's rows are the scalar-offset kernel's at offset pos[b].
+  fails += EMBEDDING_ROWS_MATCH_FAILURES(ckw_f32_embedding_positions_rows, ckw_f32_embedding_positions, y, per_seq,
+                                         table, pos);
+  fails += EMBEDDING_ROWS_BAD_INPUT_FAILURES(ckw_f32_embedding_positions_rows, ckw_f32_embedding_positions_strerror,
+                                             y, table, pos);
   printf("embedding_positions: %d failures\n", fails);
   return fails != 0;
 }
