@@ -88,13 +88,28 @@ def describe(ir: dict) -> dict:
              _param("user", "void *", "passed to fn as is")],
             f"Sets the handle's edge tap. Returns {P}_OK, or {P}_E_ARGUMENT without a handle."),
     ]
+    cross = ir["cross_kv"]
+    entries = cross["entries"] if cross else None
     for s in ir["setters"]:
         doc = f"Copies {s['name']} [{', '.join(map(str, s['shape']))}] into the handle."
-        if s["invalidates_cross_kv"]:
-            cross = ir["cross_kv"]
+        if s["invalidates_cross_kv"] and entries:
+            doc += (f" It is for cross-K/V entry `entry` and invalidates that entry alone: the next "
+                    f"{cross['populate_phase']} with {entries['index']} = entry projects it (any other entry's "
+                    f"{cross['populate_phase']} needing a projection fails with {P}_E_MISSING_INPUT until its own "
+                    f"{s['name']} is set); {cross['reuse_phase']} rows naming it fail until then. An entry outside "
+                    f"0 .. {entries['count'] - 1}: {P}_E_ARGUMENT.")
+        elif s["invalidates_cross_kv"]:
             doc += (f" Invalidates the cross-K/V cache: the next {cross['populate_phase']} projects it again; "
                     f"{cross['reuse_phase']} fails until then.")
-        fns.append(_fn(f"{p}_set_{s['name']}", "int", [h, _param(s["name"], s["ctype"], s["doc"])], doc))
+        fns.append(_fn(f"{p}_set_{s['name']}", "int", [h] + [_param(q["name"], q["ctype"], q["doc"]) for q in s["params"]],
+                       doc))
+    if entries:
+        fns.append(_fn(f"{p}_cross_kv_invalidate", "int",
+                       [h, _param("entry", "int64_t", f"0 .. {entries['count'] - 1}")],
+                       f"Marks cross-K/V entry `entry` not projected (a finished or cancelled request), so a later "
+                       f"use of the index can never read its old K/V: {cross['reuse_phase']} rows naming it fail "
+                       f"with {P}_E_CROSS_KV_INVALID until a {cross['populate_phase']} projects it again. An entry "
+                       f"outside the range: {P}_E_ARGUMENT."))
     for ph in ir["phases"]:
         if ph["shape_function"]:
             sf = ph["shape_function"]
@@ -114,7 +129,8 @@ def describe(ir: dict) -> dict:
                        f"Tokens in the sequence so far (at most {seq['capacity']}); -1 without a handle."))
     if ir["cross_kv"]:
         fns.append(_fn(f"{p}_cross_kv_projections", "int64_t", [_param("h", const_handle)],
-                       "How many times the cross-K/V cache was computed from encoder memory (once per memory)."))
+                       "How many times the cross-K/V cache was computed from encoder memory (once per memory"
+                       + (", summed over the entries)." if entries else ").")))
     types = [
         {"name": f"{p}_handle", "kind": "struct", "doc": "Opaque: owns the weights mapping, arena, state and threads."},
         {"name": f"{p}_tap_fn", "kind": "function_pointer", "returns": "void",

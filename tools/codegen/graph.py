@@ -7,7 +7,7 @@ edge is checked to name something that exists and is defined before it is used.
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
-from tools.codegen import expr
+from tools.codegen import abi, expr
 from tools.codegen.errors import CompileError
 from tools.codegen.load import Document
 
@@ -220,6 +220,7 @@ def build(doc: Document, config: Document) -> Graph:
         for ph in ext.get("phases", []):
             if ph not in data["phases"]:
                 raise CompileError(f"{doc.path}: /externals/{name}/phases: unknown phase '{ph}'")
+        _check_range(doc.path, name, ext)
     cross = data.get("cross_attention")
     if cross:
         pc = cross["projection_cache"]
@@ -229,5 +230,45 @@ def build(doc: Document, config: Document) -> Graph:
         src = cross["key_value_source"]
         if data["externals"].get(src, {}).get("binding") != "setter":
             raise CompileError(f"{doc.path}: /cross_attention/key_value_source: '{src}' must be an external with binding 'setter'")
+        if "entries" in pc:
+            _check_entries(doc.path, pc, dims, data)
     return Graph(doc.path, data["circuit"], data["part"], dims, tuple(sorted(data.get("runtime", {}))),
                  data["phases"], data.get("sequence"), data["externals"], states, outputs, cross, unroller.ops)
+
+
+INTEGER_DTYPES = ("i64", "i32", "i16", "u8")
+
+
+def _check_range(path: str, name: str, ext: dict) -> None:
+    """An element range is checked by the entry point on the caller's array, so it needs an
+    integer argument and an error code the ABI has."""
+    rng = ext.get("range")
+    if rng is None:
+        return
+    where = f"{path}: /externals/{name}/range"
+    if ext["dtype"] not in INTEGER_DTYPES:
+        raise CompileError(f"{where}: '{name}' is {ext['dtype']}; a range needs an integer dtype ({', '.join(INTEGER_DTYPES)})")
+    if ext.get("binding", "argument") != "argument":
+        raise CompileError(f"{where}: '{name}' has binding '{ext['binding']}'; a range is checked on entry-point arguments only")
+    codes = [n[2:] for n, _, _ in abi.ERRORS if n.startswith("E_")]
+    if rng.get("error", "ARGUMENT") not in codes:
+        raise CompileError(f"{where}/error: '{rng['error']}' is not an error code (one of {', '.join(codes)})")
+
+
+def _check_entries(path: str, pc: dict, dims: dict, data: dict) -> None:
+    """Per-entry projection caches: a positive constant count, and an index that is an integer
+    argument passed by value in the populate phase (one entry per call) and as a vector (each
+    row's entry) in the reuse phase."""
+    where = f"{path}: /cross_attention/projection_cache/entries"
+    count = expr.evaluate(pc["entries"]["count"], dims, f"{where}/count")
+    if not isinstance(count, int) or count < 1:
+        raise CompileError(f"{where}/count: '{pc['entries']['count']}' must be a constant >= 1, not {expr.c_text(count)}")
+    name = pc["entries"]["index"]
+    ext = data["externals"].get(name)
+    if ext is None or ext["dtype"] not in INTEGER_DTYPES or ext.get("binding", "argument") != "argument":
+        raise CompileError(f"{where}/index: '{name}' must be an integer external with binding 'argument'")
+    populate, reuse = pc["populate_phase"], pc["reuse_phase"]
+    if name not in data["phases"][populate].get("by_value", []):
+        raise CompileError(f"{where}/index: '{name}' must be in /phases/{populate}/by_value: a {populate} fills one entry")
+    if name in data["phases"][reuse].get("by_value", []):
+        raise CompileError(f"{where}/index: '{name}' must not be by value in {reuse}: each row names its own entry")

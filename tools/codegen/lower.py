@@ -276,6 +276,7 @@ def _entry(graph: Graph, pg: PhaseGraph, env, prefix: str) -> dict:
         else:
             locals_.append({"name": name, "init": f"h->{b['counter']}"})
             checks.append({"cond": f"{name} > {v.hi}", "error": "CONTEXT_FULL"})
+    checks += _range_checks(graph, pg, env, by_value, params)
     for name, tid in sorted(pg.outputs.items()):
         out = graph.outputs[name]
         dims = [expr.c_text(d) for d in pg.tensors[tid].shape]
@@ -299,9 +300,58 @@ def _entry(graph: Graph, pg: PhaseGraph, env, prefix: str) -> dict:
         seq = {"counter": counter, "next": f"{start} + {advance}"}
     cross = graph.cross_attention
     reuse = bool(cross) and cross["projection_cache"]["reuse_phase"] == pg.phase
+    entry = None
+    if cross and "entries" in cross["projection_cache"]:
+        entry, setters = _entry_checks(graph, pg, env, checks, setters)
+        reuse = False  # each row's entry is checked instead of the one cache
     return {"phase": pg.phase, "function": f"{prefix}_{pg.phase}", "doc": spec.get("doc", ""), "params": params,
             "checks": checks, "locals": locals_, "requires_setters": setters, "sequence": seq,
-            "requires_cross_kv": reuse}
+            "requires_cross_kv": reuse, "cross_kv_entry": entry}
+
+
+def _entry_checks(graph: Graph, pg: PhaseGraph, env, checks: List[dict], setters: List[str]):
+    """Per-entry projection caches. The populate phase fills the one entry it is given (checked in
+    range) and needs the memory only when that entry must be projected, so the guard asks for it
+    instead of the setter check; the reuse phase refuses any row whose entry is out of range or
+    not projected, before any kernel runs. Returns the populate phase's entry and the setters."""
+    pc = graph.cross_attention["projection_cache"]
+    name, count = pc["entries"]["index"], expr.evaluate(pc["entries"]["count"], graph.dims, graph.path)
+    if pg.phase not in (pc["populate_phase"], pc["reuse_phase"]):
+        return None, setters
+    if name not in pg.externals:
+        raise CompileError(f"{graph.path}: /cross_attention/projection_cache/entries/index: no op of phase "
+                           f"'{pg.phase}' reads '{name}'")
+    if pg.phase == pc["populate_phase"]:
+        checks.append({"cond": f"{name} < 0 || {name} >= {count}", "error": "ARGUMENT"})
+        source = graph.cross_attention["key_value_source"]
+        return {"index": name, "source": source}, [s for s in setters if s != source]
+    shape = shape_of(graph.externals[name]["shape"], env, f"{graph.path}: /externals/{name}")
+    rows = " * ".join(f"({expr.c_text(d)})" for d in shape) or "1"
+    checks.append({"loop": rows, "cond": f"{name}[i] < 0 || {name}[i] >= {count}", "error": "ARGUMENT"})
+    checks.append({"loop": rows, "cond": f"!h->cross_kv_valid[{name}[i]]", "error": "CROSS_KV_INVALID"})
+    return None, setters
+
+
+def _range_checks(graph: Graph, pg: PhaseGraph, env, by_value, params: List[dict]) -> List[dict]:
+    """Every element of an argument with a `range` checked before any kernel runs (after the
+    runtime scalars that size it), so a refused call changes nothing; its doc states the range."""
+    checks = []
+    for name in pg.externals:
+        rng = graph.externals[name].get("range")
+        if rng is None:
+            continue
+        where = f"{graph.path}: /externals/{name}/range"
+        lo, hi = (expr.c_text(expr.evaluate(rng[k], env, f"{where}/{k}")) for k in ("min", "max"))
+        error = rng.get("error", "ARGUMENT")
+        param = next(p for p in params if p["name"] == name)
+        param["doc"] = (param["doc"] + " " if param["doc"] else "") + f"(each in [{lo}, {hi}], else E_{error})"
+        if name in by_value:
+            checks.append({"cond": f"{name} < {lo} || {name} > {hi}", "error": error})
+            continue
+        shape = shape_of(graph.externals[name]["shape"], env, f"{graph.path}: /externals/{name}")
+        count = " * ".join(f"({expr.c_text(d)})" for d in shape) or "1"
+        checks.append({"loop": count, "cond": f"{name}[i] < {lo} || {name}[i] > {hi}", "error": error})
+    return checks
 
 
 def lower_phase(graph: Graph, pg: PhaseGraph, plan: PhasePlan, regions, weights: Weights, env, prefix: str) -> dict:
@@ -344,6 +394,10 @@ def lower_phase(graph: Graph, pg: PhaseGraph, plan: PhasePlan, regions, weights:
 def lower(graph: Graph, phases: List[dict], regions: Dict[str, StateRegion], weights: Weights, prefix: str,
           state_total: int) -> dict:
     cross = graph.cross_attention
+    entries = None
+    if cross and "entries" in cross["projection_cache"]:
+        e = cross["projection_cache"]["entries"]
+        entries = {"count": expr.evaluate(e["count"], graph.dims, graph.path), "index": e["index"]}
     setters = []
     for name, ext in sorted(graph.externals.items()):
         if ext.get("binding") != "setter":
@@ -352,7 +406,10 @@ def lower(graph: Graph, phases: List[dict], regions: Dict[str, StateRegion], wei
         shape = shape_of(ext["shape"], graph.dims, f"{graph.path}: /externals/{name}")
         invalidates = bool(cross) and cross["key_value_source"] == name and \
             cross["projection_cache"]["invalidation"] == f"{name}_update"
-        setters.append({"name": name, "ctype": f"const {C_TYPES[ext['dtype']]} *", "offset": r.offset,
+        params = [{"name": name, "ctype": f"const {C_TYPES[ext['dtype']]} *", "doc": ext.get("doc", "")}]
+        if invalidates and entries:
+            params.insert(0, {"name": "entry", "ctype": "int64_t", "doc": f"the cross-K/V entry it is for, 0 .. {entries['count'] - 1}"})
+        setters.append({"name": name, "ctype": params[-1]["ctype"], "params": params, "offset": r.offset,
                         "bytes": tensor_bytes(ext["dtype"], shape),
                         "shape": list(shape), "invalidates_cross_kv": invalidates, "doc": ext.get("doc", "")})
     calls = [c for p in phases for c in p["calls"]]
@@ -375,7 +432,8 @@ def lower(graph: Graph, phases: List[dict], regions: Dict[str, StateRegion], wei
                       "capacity": expr.evaluate(graph.sequence["capacity"], graph.dims, graph.path)}
                      if graph.sequence else None),
         "cross_kv": ({"populate_phase": cross["projection_cache"]["populate_phase"],
-                      "reuse_phase": cross["projection_cache"]["reuse_phase"]} if cross else None),
+                      "reuse_phase": cross["projection_cache"]["reuse_phase"], "entries": entries,
+                      "source": cross["key_value_source"]} if cross else None),
         "setters": setters,
         "phases": phases,
         "threads": {"max": parallel.MAX_THREADS, "pool": bool(split),

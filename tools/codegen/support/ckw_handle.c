@@ -211,10 +211,12 @@ static int map_weights(struct ckw_handle *h, const struct ckw_library *lib, cons
 static int allocate(struct ckw_handle *h, const struct ckw_library *lib, int num_threads) {
   h->arena_bytes = lib->arena_bytes > 0 ? (size_t)lib->arena_bytes : 64;
   h->arena = aligned_alloc(64, h->arena_bytes);
-  const size_t state_bytes = lib->state_bytes > 0 ? (size_t)lib->state_bytes : 64;
-  h->state = aligned_alloc(64, state_bytes);
+  // The state is mapped, not allocated: the pages come zeroed and only those written take memory,
+  // so a pool sized for its maximum (KV blocks, cross-K/V entries) costs what is in use.
+  h->state_bytes = lib->state_bytes > 0 ? (size_t)lib->state_bytes : 64;
+  void *state = mmap(NULL, h->state_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  h->state = state == MAP_FAILED ? NULL : state;
   if (!h->arena || !h->state) return CKW_E_NO_MEMORY;
-  memset(h->state, 0, state_bytes);
   if (lib->max_threads < 1) return CKW_OK;  // no call of this library is split across threads
   h->pool = ckw_pool_create(ckw_pool_thread_count(num_threads, lib->max_threads));
   if (!h->pool) return CKW_E_NO_MEMORY;
@@ -231,7 +233,7 @@ static void destroy(struct ckw_handle *h) {
   free(h->thread_scratch);
   if (h->weights) munmap((void *)h->weights, h->weights_bytes);
   free(h->arena);
-  free(h->state);
+  if (h->state) munmap(h->state, h->state_bytes);
   free(h);
 }
 

@@ -67,7 +67,7 @@ struct ckw_library {
   const struct ckw_weight_check *weight_checks;  // the tensors the library reads
   size_t n_weight_checks;
   int64_t arena_bytes;  // per-call scratch (grown by ckw_handle_reserve_arena when run-time sized)
-  int64_t state_bytes;  // persistent regions, zeroed
+  int64_t state_bytes;  // persistent regions, zeroed (mapped, so untouched parts cost no memory)
   int max_threads;      // worker threads' cap, the caller's included; 0: no call is split, no pool
   int64_t thread_scratch_bytes;  // scratch per thread after the first: the largest split call's
 };
@@ -83,7 +83,8 @@ struct ckw_handle {
   size_t weights_bytes;
   uint8_t *arena;  // per-call scratch
   size_t arena_bytes;
-  uint8_t *state;           // persistent regions
+  uint8_t *state;           // persistent regions: an anonymous mapping, zero until written
+  size_t state_bytes;
   struct ckw_pool *pool;    // worker threads for calls split across threads; NULL: none
   uint8_t *thread_scratch;  // (threads - 1) * thread_scratch_bytes: the workers' scratch
   ckw_tap_fn tap;  // edge inspection: called after each call with its f32 outputs; NULL: off

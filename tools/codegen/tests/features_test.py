@@ -1,8 +1,11 @@
 """Circuit features the beam decoder and word timestamps use, on tiny circuits: a repeat's
 `phases` as its ops' default, in-place state updates through a kernel's `may_alias` pair, and
 optional outputs stacked over a repeat (slices of the caller's buffer; calls that only serve the
-output are skipped when it is NULL), and an op's int attr given per phase as an expression over
-the phase's runtime scalars (the decoder's rows_alone: 1 where each sequence runs one token)."""
+output are skipped when it is NULL), an op's int attr given per phase as an expression over
+the phase's runtime scalars (the decoder's rows_alone: 1 where each sequence runs one token), and
+element ranges of integer arguments checked before any kernel runs (positions, block tables)."""
+
+import json
 
 import pytest
 
@@ -155,6 +158,118 @@ def test_an_attr_expression_outside_the_kernels_values_is_refused(tmp_path):
     data, maps = alone_case({"value": 2})
     with pytest.raises(CompileError, match=r"attr alone = 2, the kernel accepts \[0, 1\]"):
         compile_case(tmp_path, data, maps)
+
+
+def range_case(rng, dtype="i32"):
+    """y = gather(x, index) with `index` [n] an argument (phase run, n from the caller) or one
+    value (phase one, by_value), its elements declared within `rng`."""
+    m = kmap("ckw_gather", "gather", {"x": port("input", ["M", "N"]), "index": port("input", ["B"], "vector"),
+                                      "y": port("output", ["B", "N"])}, ["M", "N", "B"])
+    m["ports"]["index"]["dtype"] = "i32"
+    m["abi"][1]["ctype"] = "const int32_t *"
+    externals = {"x": {"role": "input", "dtype": "f32", "shape": ["T", "D"], "layout": "token_major"},
+                 "index": {"role": "input", "dtype": dtype, "shape": ["n"], "layout": "vector", "range": rng}}
+    outputs = {"y": {"from": "op:g.y", "dtype": "f32", "shape": ["n", "D"], "layout": "token_major",
+                     "phases": ["run", "one"]}}
+    data = circuit([{"name": "g", "kind": "gather", "inputs": {"x": "external:x", "index": "external:index"}}],
+                   outputs, externals)
+    data["runtime"] = {"n": {"doc": "rows gathered"}}
+    data["phases"] = {"run": {"runtime": {"n": {"arg": True, "min": 1, "max": "T"}}},
+                      "one": {"runtime": {"n": {"value": 1}}, "by_value": ["index"]}}
+    return data, [m]
+
+
+def test_an_arguments_elements_are_checked_against_its_range(tmp_path):
+    data, maps = range_case({"min": 0, "max": "T - n", "error": "CONTEXT_FULL"})
+    result = compile_case(tmp_path, data, maps)
+    c_text = result.files["ckw_t_p.c"]
+    # After the check of n that sizes the loop, before the first kernel call.
+    run = c_text[c_text.index("static int ckw_t_p_run__in_call"):c_text.index("ckw_gather(")]
+    assert run.index("if (n < 1 || n > 4)") < run.index(
+        "  for (int64_t i = 0; i < (n); ++i)\n    if (index[i] < 0 || index[i] > 4 - n) return CKW_T_P_E_CONTEXT_FULL;")
+    assert "if (index < 0 || index > 3) return CKW_T_P_E_CONTEXT_FULL;" in c_text  # by value: n is 1
+    docs = {p["phase"]: next(q["doc"] for q in p["params"] if q["name"] == "index") for p in result.ir["phases"]}
+    assert docs == {"run": "(each in [0, 4 - n], else E_CONTEXT_FULL)", "one": "(each in [0, 3], else E_CONTEXT_FULL)"}
+
+
+def test_a_range_needs_an_integer_argument_and_a_known_error(tmp_path):
+    data, maps = range_case({"min": 0, "max": 3}, dtype="f32")
+    with pytest.raises(CompileError, match=r"/externals/index/range: 'index' is f32; a range needs an integer dtype"):
+        compile_case(tmp_path, data, maps, check_only=True)
+    data, maps = range_case({"min": 0, "max": 3, "error": "OOPS"})
+    with pytest.raises(CompileError, match=r"/externals/index/range/error: 'OOPS' is not an error code \(one of "
+                                           r"ARGUMENT, IO, "):
+        compile_case(tmp_path, data, maps, check_only=True)
+
+
+def entries_case(populate_by_value=True):
+    """A projection cache per entry: `fill` projects memory into state c (guarded) for the entry
+    `e` names (one value), `step` reads c for each row's entry (a vector of n)."""
+    gather = kmap("ckw_gather", "gather", {"x": port("input", ["M", "N"]), "index": port("input", ["B"], "vector"),
+                                           "y": port("output", ["B", "N"])}, ["M", "N", "B"])
+    store = kmap("ckw_put", "put", {"x": port("input", ["K", "N"]), "index": port("input", ["B"], "vector"),
+                                    "y": port("output", ["M", "N"])}, ["M", "N", "B", "K"])
+    for m in (gather, store):
+        m["ports"]["index"]["dtype"] = "i32"
+        m["abi"][1]["ctype"] = "const int32_t *"
+    externals = {"memory": {"role": "input", "binding": "setter", "dtype": "f32", "shape": ["T", "D"],
+                            "layout": "token_major"},
+                 "e": {"role": "input", "dtype": "i32", "shape": ["n"], "layout": "vector"}}
+    ops = [{"name": "proj", "kind": "scale", "inputs": {"x": "external:memory"}, "phases": ["fill"]},
+           {"name": "put", "kind": "put", "inputs": {"x": "op:proj.y", "index": "external:e"}, "stores": {"y": "state:c"},
+            "phases": ["fill"]},
+           {"name": "read", "kind": "gather", "inputs": {"x": "state:c", "index": "external:e"}, "phases": ["step"]}]
+    outputs = {"y": {"from": "op:read.y", "dtype": "f32", "shape": ["n", "D"], "layout": "token_major",
+                     "phases": ["step"]}}
+    data = circuit(ops, outputs, externals)
+    data["dims"]["E"] = 3
+    data["state"] = {"c": {"dtype": "f32", "shape": ["E", "D"], "layout": "token_major", "instances": {"layer": 1},
+                           "cache": "cross_kv"}}
+    data["runtime"] = {"n": {"doc": "rows"}}
+    data["phases"] = {"fill": {"runtime": {"n": {"value": 1}}},
+                      "step": {"runtime": {"n": {"arg": True, "min": 1, "max": "T"}}}}
+    if populate_by_value:
+        data["phases"]["fill"]["by_value"] = ["e"]
+    data["cross_attention"] = {"causal": False, "query_source": "q", "key_value_source": "memory", "kv_layout": "x",
+                               "projection_cache": {"populate_phase": "fill", "reuse_phase": "step",
+                                                    "invalidation": "memory_update", "storage": "x",
+                                                    "entries": {"count": "E", "index": "e"}}}
+    return data, [SCALE, gather, store]
+
+
+def test_a_projection_cache_per_entry(tmp_path):
+    data, maps = entries_case()
+    result = compile_case(tmp_path, data, maps)
+    c = result.files["ckw_t_p.c"]
+    assert "  uint8_t cross_kv_valid[3];" in c and "  int64_t memory_entry;" in c
+    setter = c[c.index("static int ckw_t_p_set_memory__in_call(ckw_t_p_handle *h, int64_t entry, const float *memory)"):]
+    setter = setter[:setter.index("\n}\n")]
+    assert "if (entry < 0 || entry >= 3) return CKW_T_P_E_ARGUMENT;" in setter
+    assert "h->memory_entry = entry;" in setter and "h->cross_kv_valid[entry] = 0;" in setter
+    assert "cross_kv_valid = 0" not in setter.replace("cross_kv_valid[entry] = 0", "")
+    fill = c[c.index("static int ckw_t_p_fill__in_call"):]
+    fill = fill[:fill.index("\n}\n")]
+    assert "if (e < 0 || e >= 3) return CKW_T_P_E_ARGUMENT;" in fill
+    assert "if (!h->has_memory) return" not in fill  # asked for only when the entry must be projected
+    guard = fill[fill.index("if (!h->cross_kv_valid[e]) {"):]
+    assert guard.index("if (!h->has_memory || h->memory_entry != e) return CKW_T_P_E_MISSING_INPUT;") < \
+        guard.index("ckw_scale(") < guard.index("ckw_put(") < guard.index("h->cross_kv_valid[e] = 1;")
+    step = c[c.index("static int ckw_t_p_step__in_call"):]
+    step = step[:step.index("ckw_gather(")]
+    assert "    if (e[i] < 0 || e[i] >= 3) return CKW_T_P_E_ARGUMENT;" in step
+    assert "    if (!h->cross_kv_valid[e[i]]) return CKW_T_P_E_CROSS_KV_INVALID;" in step
+    assert "if (!h->cross_kv_valid) return" not in step
+    assert "API int ckw_t_p_cross_kv_invalidate(ckw_t_p_handle *h, int64_t entry)" in c
+    fns = {f["name"]: f for f in json.loads(result.files["abi.json"])["functions"]}
+    assert [q["name"] for q in fns["ckw_t_p_set_memory"]["params"]] == ["h", "entry", "memory"]
+    assert "ckw_t_p_cross_kv_invalidate" in fns
+
+
+def test_an_entry_index_is_one_value_in_the_populate_phase(tmp_path):
+    data, maps = entries_case(populate_by_value=False)
+    with pytest.raises(CompileError, match=r"/cross_attention/projection_cache/entries/index: 'e' must be in "
+                                           r"/phases/fill/by_value"):
+        compile_case(tmp_path, data, maps, check_only=True)
 
 
 if __name__ == "__main__":
