@@ -71,11 +71,22 @@ PRECISIONS = {
 # The files of a packed checkpoint (models/whisper/checkpoint/packed.py).
 CHECKPOINT_FILES = ["weights.bin", "manifest.json", "model_config.json", "tokenizer.json", "audit.json"]
 
-# Part -> its circuit and phases (the circuit's "phases", in order).
+# Part -> its circuit and phases (the circuit's "phases", in order), and the fp32 variants it is
+# built for when not every variant and precision (`only`: what the runtime loads, to spare CI).
 PARTS = {
-    "encoder": struct(circuit = "//circuits:audio_transformer_encoder.json", phases = ["run"]),
-    "decoder": struct(circuit = "//circuits:audio_transformer_decoder.json", phases = ["prefill", "decode", "reorder"]),
+    "encoder": struct(circuit = "//circuits:audio_transformer_encoder.json", phases = ["run"], only = None),
+    "decoder": struct(circuit = "//circuits:audio_transformer_decoder.json", phases = ["prefill", "decode", "reorder"], only = None),
+    # Many independent sequences per decode step (docs/multi-stream.md).
+    "decoder_paged": struct(
+        circuit = "//circuits:audio_transformer_decoder_paged.json",
+        phases = ["prefill", "decode", "copy_blocks"],
+        only = ["tiny", "base"],
+    ),
 }
+
+def _built(part, variant, precision = "fp32"):
+    only = PARTS[part].only
+    return only == None or (precision == "fp32" and variant in only)
 
 # Every registered kernel (kernels/kernel.bzl): the maps the compiler selects providers from
 # and the libraries the generated code links. Adding a kernel changes nothing here.
@@ -181,7 +192,7 @@ def whisper_model_libraries(visibility = None):
             visibility = visibility,
             tags = tags,
         )
-        for part in sorted(PARTS):
+        for part in [p for p in sorted(PARTS) if _built(p, variant)]:
             whisper_model_library(name = "%s_%s" % (variant, part), variant = variant, part = part, visibility = visibility, tags = tags)
         if variant not in VARIANTS:
             continue
@@ -192,7 +203,7 @@ def whisper_model_libraries(visibility = None):
                 precision = precision,
                 visibility = visibility,
             )
-            for part in sorted(PARTS):
+            for part in [p for p in sorted(PARTS) if _built(p, variant, precision)]:
                 whisper_model_library(
                     name = "%s_%s_%s" % (variant, precision, part),
                     variant = variant,
@@ -230,7 +241,7 @@ def whisper_explorer_index(name, frontend, visibility = None):
       frontend: the whisper_frontend_library target name.
       visibility: visibility of the index.
     """
-    libraries = {":%s_%s_c" % (v, p): "%s/%s" % (v, p) for v in sorted(VARIANTS) for p in sorted(PARTS)}
+    libraries = {":%s_%s_c" % (v, p): "%s/%s" % (v, p) for v in sorted(VARIANTS) for p in sorted(PARTS) if PARTS[p].only == None}
     libraries[":%s_c" % frontend] = ",".join(["%s/frontend" % v for v in sorted(VARIANTS)])
     ckw_explorer_index(
         name = name,
@@ -273,14 +284,15 @@ def whisper_library_index(name, visibility = None):
     common = [name + ".json", ":libckw_whisper_frontend.so", ":libckw_whisper_128_frontend.so"]
     native.filegroup(
         name = name,
-        srcs = common + [":libckw_%s_%s.so" % (v, part) for v in served for part in sorted(PARTS)],
+        # The parts the runtime loads today (decoder_paged joins when the engine runs on it).
+        srcs = common + [":libckw_%s_%s.so" % (v, part) for v in served for part in sorted(PARTS) if PARTS[part].only == None],
         visibility = visibility,
     )
 
     # With the large models at full depth too (//tools:transcribe_all; minutes to compile).
     native.filegroup(
         name = name + "_all",
-        srcs = [":" + name] + [":libckw_%s_%s.so" % (v, part) for v in sorted(FULL_DEPTH) for part in sorted(PARTS)],
+        srcs = [":" + name] + [":libckw_%s_%s.so" % (v, part) for v in sorted(FULL_DEPTH) for part in sorted(PARTS) if PARTS[part].only == None],
         tags = ["manual"],
         visibility = visibility,
     )
