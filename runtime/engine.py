@@ -210,6 +210,67 @@ def _closed_on_error(resource):
         raise
 
 
+def transcription(audio: audio_stream.Audio, opts: TranscribeOptions, frontend: abi.Handle,
+                  encoder: Callable[[np.ndarray], np.ndarray], decoder, tokenizer: WhisperTokenizer, config: Dict,
+                  model: Dict, on_progress: Callable[[float], None] | None = None,
+                  hold: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext
+                  ) -> tuple[Iterator[Segment], TranscriptionInfo]:
+    """Engine.transcribe's body over given parts, so one recording runs the same code on an
+    engine's own handles or as one of many requests (runtime/streams.py): a frontend handle,
+    `encoder` (a 30 s mel window -> memory), a decoder (decoding.TextDecoder with `align` and
+    `calls`), and `hold`, entered while the segments are consumed."""
+    t0 = time.perf_counter()
+    source = audio_stream.open_source(frontend, audio)
+    with _closed_on_error(source):
+        mel = audio_stream.MelStream(frontend, source)
+    times = {"frontend": time.perf_counter() - t0, "encoder": 0.0}
+
+    def encode(window: np.ndarray) -> np.ndarray:
+        t = time.perf_counter()
+        memory = encoder(window)
+        times["encoder"] += time.perf_counter() - t
+        return memory
+
+    decoder.calls = {"prefill": 0.0, "decode": 0.0}
+    windows = longform.EncodedWindows(mel, encode)
+    probability = probs = None
+    with _closed_on_error(mel):
+        language = opts.language
+        if language is None and tokenizer.is_multilingual:
+            language, probs = longform.detect_language(windows, decoder, tokenizer)
+            probability = probs[language]
+        language = language or "en"
+    opts = dataclasses.replace(opts, language=language)
+    info = TranscriptionInfo(language=language, language_probability=probability, all_language_probs=probs,
+                             duration=mel.duration, options=opts, model=model)
+    seconds_per_frame = longform.HOP_LENGTH / longform.SAMPLE_RATE
+
+    def segments() -> Iterator[Segment]:
+        # Held while the segments are consumed (released when they end or are dropped).
+        try:
+            with hold():
+                run = longform.iter_segments(
+                    windows, decoder, tokenizer, opts, n_audio_ctx=config.get("n_audio_ctx", 1500),
+                    on_progress=(lambda frames: on_progress(frames * seconds_per_frame)) if on_progress else None,
+                    alignment_heads=config.get("alignment_heads") or ())
+                while True:
+                    try:
+                        segment = next(run)
+                    except StopIteration as done:
+                        result = done.value
+                        break
+                    yield Segment(**segment)
+        except abi.AbiError as e:
+            raise EngineError(str(e)) from e
+        finally:
+            mel.close()
+        info.windows, info.text = result["windows"], result["text"]
+        seconds = {**times, **decoder.calls, "total": time.perf_counter() - t0}
+        info.timings_ms = {k: round(1000.0 * v, 2) for k, v in seconds.items()}
+
+    return segments(), info
+
+
 class Engine:
     """One model: its frontend, encoder and decoder handles. A checkpoint is refused here, never
     half-used (runtime/checkpoint_check.py says what is checked when); one engine serves one
@@ -234,6 +295,7 @@ class Engine:
         else:
             ckpt = checkpoint_check.CheckpointFiles(checkpoint, variant, precision, rebuild)
         self.checkpoint_dir = ckpt.directory
+        self.weights_path = ckpt.weights
         self.model = model or ckpt.config.get("variant", variant)
         self.config: Dict = ckpt.config
         self.manifest_sha256 = ckpt.manifest["manifest_sha256"]
@@ -376,56 +438,9 @@ class Engine:
         once the segments are exhausted. Raises AudioInputError, ValueError (a bad option:
         check_options) or EngineError with a one-line message."""
         opts = self.check_options(**options)
-        t0 = time.perf_counter()
-        source = audio_stream.open_source(self.frontend.handle, audio)
-        with _closed_on_error(source):
-            mel = audio_stream.MelStream(self.frontend.handle, source)
-        times = {"frontend": time.perf_counter() - t0, "encoder": 0.0}
-
-        def encode(window: np.ndarray) -> np.ndarray:
-            t = time.perf_counter()
-            memory = self.encoder.run(window)
-            times["encoder"] += time.perf_counter() - t
-            return memory
-
-        self.decoder.calls = {"prefill": 0.0, "decode": 0.0}
-        windows = longform.EncodedWindows(mel, encode)
-        probability = probs = None
-        with _closed_on_error(mel):
-            language = opts.language
-            if language is None and self.tokenizer.is_multilingual:
-                language, probs = longform.detect_language(windows, self.decoder, self.tokenizer)
-                probability = probs[language]
-            language = language or "en"
-        opts = dataclasses.replace(opts, language=language)
-        info = TranscriptionInfo(language=language, language_probability=probability, all_language_probs=probs,
-                                 duration=mel.duration, options=opts, model=self.model_info())
-        seconds_per_frame = longform.HOP_LENGTH / longform.SAMPLE_RATE
-
-        def segments() -> Iterator[Segment]:
-            # Held while the segments are consumed (released when they end or are dropped).
-            try:
-                with _in_use(self, "Engine.transcribe segments"):
-                    run = longform.iter_segments(
-                        windows, self.decoder, self.tokenizer, opts, n_audio_ctx=self.config.get("n_audio_ctx", 1500),
-                        on_progress=(lambda frames: on_progress(frames * seconds_per_frame)) if on_progress else None,
-                        alignment_heads=self.config.get("alignment_heads") or ())
-                    while True:
-                        try:
-                            segment = next(run)
-                        except StopIteration as done:
-                            result = done.value
-                            break
-                        yield Segment(**segment)
-            except abi.AbiError as e:
-                raise EngineError(str(e)) from e
-            finally:
-                mel.close()
-            info.windows, info.text = result["windows"], result["text"]
-            seconds = {**times, **self.decoder.calls, "total": time.perf_counter() - t0}
-            info.timings_ms = {k: round(1000.0 * v, 2) for k, v in seconds.items()}
-
-        return segments(), info
+        return transcription(audio, opts, self.frontend.handle, self.encoder.run, self.decoder, self.tokenizer,
+                             self.config, self.model_info(), on_progress,
+                             hold=lambda: _in_use(self, "Engine.transcribe segments"))
 
     @_one_call_at_a_time
     def transcribe_long(self, audio: audio_stream.Audio, options: TranscribeOptions | None = None,
