@@ -55,8 +55,7 @@ class PagedDecoder:
         self._pending = []  # [group, tokens, logits or None, error or None, time submitted]
         self._decoding = set()  # groups inside a decode loop (their next call is a step)
         self._running = False
-        self.steps = []  # per step run: its rows (sequences)
-        self.step_groups = []  # and how many requests they came from
+        self.steps = []  # per step run: (rows, requests they came from, seconds of its C calls)
 
     def close(self) -> None:
         self.handle.close()
@@ -134,6 +133,7 @@ class PagedDecoder:
             for it in batch:
                 it[3] = e
             return
+        t0 = time.perf_counter()
         try:
             if src.size:
                 self.handle.call_named("copy_blocks", copy_src=src, copy_dst=dst, n_copies=src.size)
@@ -149,8 +149,7 @@ class PagedDecoder:
                 it[3] = e
             return
         self.pool.commit_append(seqs, 1)
-        self.steps.append(len(seqs))
-        self.step_groups.append(len(batch))
+        self.steps.append((len(seqs), len(batch), time.perf_counter() - t0))
         row = 0
         for it in batch:
             n = len(it[0].seqs)

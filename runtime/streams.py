@@ -49,7 +49,6 @@ class Streams:
         self.max_streams = min(max_streams, self.paged.max_groups)
         self._slots = threading.Semaphore(self.max_streams)
         self._turn = threading.Lock()  # admission in submission order
-        self._encoder = threading.Lock()
         self._requests = set()
         self._lock = threading.Lock()
         self.closed = False
@@ -81,8 +80,8 @@ class Streams:
     def _encode(self, group) -> Callable[[np.ndarray], np.ndarray]:
         def encode(window: np.ndarray) -> np.ndarray:
             self.paged._leave_loop(group)  # the other requests' steps do not wait for this window
-            with self._encoder:
-                return self.engine.encoder.run(window).copy()
+            # Between two steps, not beside one: both run on every core, and two at once thrash.
+            return self.paged._call(lambda: self.engine.encoder.run(window).copy(), group)
         return encode
 
     def close(self) -> None:
