@@ -24,6 +24,7 @@ from runtime.engine import Engine
 from runtime.kv_pool import bytes_per_block
 from runtime.streams import Streams
 from runtime.transcription import collect
+from tools.bench import sgemm
 from tools import transcribe  # noqa: F401 (the CLI's flags: its decoding defaults)
 from tools.corpus import inputs
 
@@ -67,7 +68,7 @@ def main(argv):
     options = transcribe.options_from_flags()
     paths = workload()
     counts = [int(n) for n in FLAGS.streams]
-    print(f"{len(paths)} files; CPU: {_cpu_name()}, {os.cpu_count()} CPUs; decoding: beam_size="
+    print(f"{len(paths)} files; CPU: {sgemm.cpu_info()['model']}, {os.cpu_count()} CPUs; decoding: beam_size="
           f"{options.get('beam_size')}, temperature={options.get('temperature')}")
     for model in FLAGS.models:
         engine = Engine.from_runfiles(model)
@@ -99,11 +100,6 @@ def main(argv):
             print(f"memory per request: cross-K/V entry {memory[0] / 2**20:.1f} MiB; self-K/V "
                   f"{memory[1] / 2**10:.0f} KiB per block of 16 rows per sequence (K and V, every layer)")
     sys.stdout.flush()
-
-
-def _cpu_name() -> str:
-    with open("/proc/cpuinfo", encoding="utf-8") as f:
-        return next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), "unknown")
 
 
 if __name__ == "__main__":
