@@ -73,12 +73,13 @@ def main(argv):
     for model in FLAGS.models:
         engine = Engine.from_runfiles(model)
         audio, wall, want = one_at_a_time(engine, paths, options)
-        rows = [("one at a time", audio / wall, 1.0, "")]
+        rows = [("one at a time", audio / wall, 1.0, "", "")]
         steps = defaultdict(list)
         memory = None
         for n in counts:
             with Streams.from_runfiles(model, max_streams=n) as s:
                 got_audio, got_wall, got = streamed(s, paths, options)
+                in_steps = sum(seconds for _, _, seconds in s.paged.steps) / got_wall
                 for r, _, seconds in s.paged.steps:
                     steps[r].append(seconds)
                 d = s.paged.lib.dim
@@ -86,12 +87,15 @@ def main(argv):
                           bytes_per_block(d("block_rows"), d("n_layers"), d("n_heads"),
                                           d("d_model") // d("n_heads"), 4))
             same = "identical texts" if got == want else f"{sum(a != b for a, b in zip(got, want))} texts differ"
-            rows.append((f"streams {n}", got_audio / got_wall, (got_audio / got_wall) / (audio / wall), same))
+            rows.append((f"streams {n}", got_audio / got_wall, (got_audio / got_wall) / (audio / wall),
+                         f"{100 * in_steps:.0f}%", same))
         engine.close()
         print(f"\n{model}: {audio:.0f} s of audio")
-        print(f"{'engine':16} {'audio s/s':>10} {'ratio':>7}  check")
-        for name, rate, ratio, same in rows:
-            print(f"{name:16} {rate:10.2f} {ratio:6.2f}x  {same}")
+        print(f"{'engine':16} {'audio s/s':>10} {'ratio':>7} {'in steps':>9}  check")
+        for name, rate, ratio, share, same in rows:
+            print(f"{name:16} {rate:10.2f} {ratio:6.2f}x {share:>9}  {same}")
+        print("in steps: the share of wall time inside the decoder's step calls (the rest: encoder windows, "
+              "prefills, Python)")
         print(f"\n{'rows in step':>12} {'steps':>7} {'median ms':>10} {'ms per row':>11}")
         for r in sorted(steps):
             ms = 1000 * statistics.median(steps[r])
