@@ -59,6 +59,15 @@ class TextDecoder(Protocol):
         """Sequence b continues from sequence source[b] (its self-K/V, in place)."""
 
 
+def prompt_rows(rows: Sequence[int], n_tokens: int) -> np.ndarray:
+    """TextDecoder.prefill's `rows` as int32 indices into the prompt (negative counts from the
+    end); ValueError unless each names one of the n_tokens prompt positions."""
+    picked = np.asarray(rows, dtype=np.int64)
+    if picked.size == 0 or np.any((picked < -n_tokens) | (picked >= n_tokens)):
+        raise ValueError(f"prefill rows {list(rows)}: each must index one of the {n_tokens} prompt tokens")
+    return (picked % n_tokens).astype(np.int32)
+
+
 @dataclasses.dataclass(frozen=True)
 class DecodingOptions:
     language: Optional[str] = "en"

@@ -24,7 +24,7 @@ import numpy as np
 from models.whisper.checkpoint import packed
 from runtime import abi, audio_stream, checkpoint_check, libraries, longform, runfiles
 from runtime.errors import AudioError, EngineError  # callers import them from here too
-from runtime.decoding import DecodingOptions, greedy_decode
+from runtime.decoding import DecodingOptions, greedy_decode, prompt_rows
 from runtime.tokenizer import WhisperTokenizer
 from runtime.options import PRECISIONS, TranscribeOptions, options_from
 from runtime.transcription import Segment, TranscriptionInfo, collect
@@ -118,10 +118,7 @@ class Decoder:
         n_vocab]; the C prefill projects those rows onto the vocabulary and no others."""
         t0 = time.perf_counter()
         ids = np.asarray(tokens, dtype=np.int32)
-        picked = np.asarray(rows, dtype=np.int64)
-        if picked.size == 0 or np.any((picked < -ids.size) | (picked >= ids.size)):
-            raise ValueError(f"prefill rows {list(rows)}: each must index one of the {ids.size} prompt tokens")
-        picked = (picked % ids.size).astype(np.int32)
+        picked = prompt_rows(rows, ids.size)
         logits = np.empty((picked.size, self.n_vocab), np.float32)
         self._run_prefill(ids, picked, None, logits)
         self.calls["prefill"] += time.perf_counter() - t0

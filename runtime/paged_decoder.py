@@ -24,6 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from runtime import abi
+from runtime.decoding import prompt_rows
 from runtime.kv_pool import BlockPool, EntryPool
 
 STEP_WAIT_S = 0.003
@@ -209,11 +210,9 @@ class SequenceGroup:
 
     def prefill(self, tokens: Sequence[int], rows: Sequence[int] = (-1,)) -> np.ndarray:
         ids = np.asarray(tokens, dtype=np.int32)
-        picked = np.asarray(rows, dtype=np.int64)
-        if picked.size == 0 or np.any((picked < -ids.size) | (picked >= ids.size)):
-            raise ValueError(f"prefill rows {list(rows)}: each must index one of the {ids.size} prompt tokens")
+        picked = prompt_rows(rows, ids.size)
         logits = np.empty((picked.size, self.paged.n_vocab), np.float32)
-        self._prefill(ids, (picked % ids.size).astype(np.int32), None, logits)
+        self._prefill(ids, picked, None, logits)
         return logits
 
     def align(self, tokens: Sequence[int]):

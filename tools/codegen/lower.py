@@ -325,11 +325,16 @@ def _entry_checks(graph: Graph, pg: PhaseGraph, env, checks: List[dict], setters
         checks.append({"cond": f"{name} < 0 || {name} >= {count}", "error": "ARGUMENT"})
         source = graph.cross_attention["key_value_source"]
         return {"index": name, "source": source}, [s for s in setters if s != source]
-    shape = shape_of(graph.externals[name]["shape"], env, f"{graph.path}: /externals/{name}")
-    rows = " * ".join(f"({expr.c_text(d)})" for d in shape) or "1"
+    rows = _elements(graph, name, env)
     checks.append({"loop": rows, "cond": f"{name}[i] < 0 || {name}[i] >= {count}", "error": "ARGUMENT"})
     checks.append({"loop": rows, "cond": f"!h->cross_kv_valid[{name}[i]]", "error": "CROSS_KV_INVALID"})
     return None, setters
+
+
+def _elements(graph: Graph, name: str, env) -> str:
+    """C text of the element count of external `name` in a phase (its shape under `env`)."""
+    shape = shape_of(graph.externals[name]["shape"], env, f"{graph.path}: /externals/{name}")
+    return " * ".join(f"({expr.c_text(d)})" for d in shape) or "1"
 
 
 def _range_checks(graph: Graph, pg: PhaseGraph, env, by_value, params: List[dict]) -> List[dict]:
@@ -348,8 +353,7 @@ def _range_checks(graph: Graph, pg: PhaseGraph, env, by_value, params: List[dict
         if name in by_value:
             checks.append({"cond": f"{name} < {lo} || {name} > {hi}", "error": error})
             continue
-        shape = shape_of(graph.externals[name]["shape"], env, f"{graph.path}: /externals/{name}")
-        count = " * ".join(f"({expr.c_text(d)})" for d in shape) or "1"
+        count = _elements(graph, name, env)
         checks.append({"loop": count, "cond": f"{name}[i] < {lo} || {name}[i] > {hi}", "error": error})
     return checks
 
