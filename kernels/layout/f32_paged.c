@@ -8,6 +8,9 @@ int64_t ckw_f32_token_to_paged_scratch_bytes(int64_t NB, int64_t R) {
   return (int64_t)sizeof(uint64_t) * ((NB * R + 63) / 64);
 }
 
+// Sequence b's first written row: pos[b], or 0 without positions (a cross-K/V entry).
+static inline int64_t start_of(const int32_t* pos, int64_t b) { return pos ? pos[b] : 0; }
+
 // The rows of one sequence, as runs inside one block: logical rows [j, j + n) are rows
 // [r, r + n) of block entry k of its table. Returns the run's length n.
 static inline int64_t run_at(int64_t j, int64_t end, int64_t R, int64_t* k, int64_t* r) {
@@ -40,13 +43,13 @@ int ckw_f32_token_to_paged(float* restrict pool, const float* restrict src, cons
   if (B < 0 || T < 0 || H < 0 || Dh < 0 || NB < 0 || R < 0 || MB < 0) return CKW_PAGED_ERR_SHAPE;
   const int64_t rows = MB * R;
   for (int64_t b = 0; b < B; ++b) {
-    const int64_t p = pos ? pos[b] : 0;
+    const int64_t p = start_of(pos, b);
     if (p < 0 || p > rows - T) return CKW_PAGED_ERR_POS;
   }
   if (T == 0) return CKW_PAGED_OK;  // (R > 0 from here: T <= MB * R)
   // Only the entries the written rows use: [p / R, (p + T - 1) / R] of each table.
   for (int64_t b = 0; b < B; ++b) {
-    const int64_t p = pos ? pos[b] : 0;
+    const int64_t p = start_of(pos, b);
     for (int64_t k = p / R; k <= (p + T - 1) / R; ++k) {
       const int32_t id = table[b * MB + k];
       if (id < 0 || id >= NB) return CKW_PAGED_ERR_ID;
@@ -56,7 +59,7 @@ int ckw_f32_token_to_paged(float* restrict pool, const float* restrict src, cons
   uint64_t* bits = scratch;
   for (int pass = 0; pass < 2; ++pass) {
     for (int64_t b = 0; b < B; ++b) {
-      const int64_t p = pos ? pos[b] : 0;
+      const int64_t p = start_of(pos, b);
       int64_t k, r;
       for (int64_t j = p, n; j < p + T; j += n) {
         n = run_at(j, p + T, R, &k, &r);
@@ -67,7 +70,7 @@ int ckw_f32_token_to_paged(float* restrict pool, const float* restrict src, cons
   }
   const int64_t W = H * Dh;  // a token-major row
   for (int64_t b = 0; b < B; ++b) {
-    const int64_t p = pos ? pos[b] : 0;
+    const int64_t p = start_of(pos, b);
     int64_t k, r;
     for (int64_t j = p, n; j < p + T; j += n) {
       n = run_at(j, p + T, R, &k, &r);
