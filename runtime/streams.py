@@ -111,7 +111,6 @@ class Request:
         self._audio, self._opts, self._on_progress = audio, opts, on_progress
         self._segments: queue.Queue = queue.Queue()
         self._error: BaseException | None = None
-        self._started = threading.Event()
         self._group = None
         self._cancelled = False
         self.info: TranscriptionInfo | None = None
@@ -129,7 +128,6 @@ class Request:
         except BaseException as e:  # handed to the consumer
             self._error = e
         finally:
-            self._started.set()
             self._segments.put(_END)
             with s._lock:
                 s._requests.discard(self)
@@ -146,7 +144,6 @@ class Request:
             segments, self.info = engine_mod.transcription(
                 self._audio, self._opts, frontend, s._encode(group), group, s.engine.tokenizer, s.engine.config,
                 s.engine.model_info(), self._on_progress, hold=contextlib.nullcontext)
-            self._started.set()
             for segment in segments:
                 self._segments.put(segment)
         finally:
