@@ -8,8 +8,12 @@ call runs the pending rows of every request (the weights read once per step for 
 
 Step policy: a step runs as soon as every group in a decode loop has its rows pending, or when
 the oldest pending rows have waited STEP_WAIT_S (a group busy elsewhere, in its encoder or its
-Python policy work, delays the others by at most that). Which rows share a step never changes a
-row's logits (each row is computed as if alone), so the policy affects speed only.
+Python policy work, delays the others by at most that). Other calls on the handle (encoder
+windows, prefills, reorders, frees) go first: no step starts while one waits, so a newcomer's
+encoder window waits for at most the step in flight and the calls queued before it (one per
+request at most). Which rows share a step never changes a row's logits (each row is computed as
+if alone), so the policy affects speed only. `events` records the order (bounded), for tests and
+metrics: ("wait", call id, group), ("run", call id, group), ("step", groups).
 
 Capacity: a group holds at most max_beams sequences and a PagedDecoder at most max_seqs //
 max_beams groups, so the pool (n_blocks >= max_seqs * seq_blocks) never runs out of blocks and no
@@ -17,6 +21,8 @@ request is ever preempted; `open_group` beyond that, or beyond the cross-K/V ent
 PoolFull (the caller queues the request).
 """
 
+import collections
+import itertools
 import threading
 import time
 from collections.abc import Sequence
@@ -28,6 +34,7 @@ from runtime.decoding import prompt_rows
 from runtime.kv_pool import BlockPool, EntryPool
 
 STEP_WAIT_S = 0.003
+HISTORY = 65536  # steps and events kept (a server runs for days)
 
 
 class PoolFull(RuntimeError):
@@ -56,7 +63,10 @@ class PagedDecoder:
         self._pending = []  # [group, tokens, logits or None, error or None, time submitted]
         self._decoding = set()  # groups inside a decode loop (their next call is a step)
         self._running = False
-        self.steps = []  # per step run: (rows, requests they came from, seconds of its C calls)
+        self._calls_waiting = 0
+        self._call_ids = itertools.count()
+        self.steps = collections.deque(maxlen=HISTORY)  # per step: (rows, requests, seconds of its C calls)
+        self.events = collections.deque(maxlen=HISTORY)
 
     def close(self) -> None:
         self.handle.close()
@@ -76,9 +86,16 @@ class PagedDecoder:
         if group is not None and group.cancelled:
             raise Cancelled("the request was cancelled")
         with self._cv:
-            while self._running:
-                self._cv.wait()
+            call = next(self._call_ids)
+            self.events.append(("wait", call, id(group)))
+            self._calls_waiting += 1
+            try:
+                while self._running:
+                    self._cv.wait()
+            finally:
+                self._calls_waiting -= 1
             self._running = True
+            self.events.append(("run", call, id(group)))
         try:
             return fn()
         finally:
@@ -103,9 +120,10 @@ class PagedDecoder:
                     self._pending.remove(item)
                     self._decoding.discard(group)
                     raise Cancelled("the request was cancelled")
-                if not self._running and self._pending and self._ready():
+                if not self._running and not self._calls_waiting and self._pending and self._ready():
                     batch, self._pending = self._pending, []
                     self._running = True
+                    self.events.append(("step", tuple(id(it[0]) for it in batch)))
                     self._cv.release()
                     try:
                         self._run(batch)

@@ -4,6 +4,7 @@ no conditioning with an initial prompt) submitted together give exactly a solo
 Engine.transcribe's segments, tokens and words; their decode steps share calls; a cancelled
 request stops and frees its blocks and entry; a bad file fails alone."""
 
+import contextlib
 import functools
 
 import pytest
@@ -67,8 +68,34 @@ def test_long_recordings_share_their_decode_steps(streams):
     requests = [streams.submit(audio(LONG), **o) for o in options]
     for r, o in zip(requests, options):
         assert r.result()["segments"] == solo(LONG, **o)["segments"], o
-    shared = sum(requests > 1 for _, requests, _ in streams.paged.steps[before:])
+    shared = sum(requests > 1 for _, requests, _ in list(streams.paged.steps)[before:])
     assert shared > 10, f"{shared} steps ran both requests' rows"
+
+
+def test_a_newcomer_waits_for_the_step_in_flight_at_most(streams):
+    """The policy (paged_decoder.py): no decode step starts while another call on the handle waits,
+    so a request submitted while a long one decodes gets its encoder window and prefill after at
+    most the step in flight (and the calls queued before it); then they share steps."""
+    start = len(streams.paged.events)
+    long = streams.submit(audio(LONG))
+    next(iter(long.segments()))  # the long request is decoding
+    short = streams.submit(audio(CLIPS[0]))
+    assert short.result()["segments"] == solo(CLIPS[0])["segments"]
+    events = list(streams.paged.events)[start:]
+    waiting = {}
+    for kind, *ids in events:
+        if kind == "wait":
+            waiting[ids[0]] = ids[1]
+        elif kind == "run":
+            del waiting[ids[0]]
+        else:
+            assert not waiting, f"a step started while calls {sorted(waiting)} waited"
+    mine = id(short._group)
+    assert sum(kind == "run" and ids[1] == mine for kind, *ids in events) >= 2  # its window and prefill
+    assert any(kind == "step" and mine in ids[0] and len(ids[0]) > 1 for kind, *ids in events)
+    long.cancel()
+    with contextlib.suppress(Cancelled):
+        long.result()  # its blocks and entry freed before the next test
 
 
 def test_segments_stream_while_other_requests_run(streams):
