@@ -8,7 +8,8 @@
 int64_t ckw_f32_attention_scratch_bytes(int64_t Tq, int64_t Tk, int64_t H, int64_t Dh) {
   (void)Tq, (void)H;
   // Blocked path: transposed scores [Tk rounded to 16][32 queries] + q^T [Dh][32] + 32 sums
-  // (32 = the AVX-512 block; AVX2 uses 16). The row path needs only Tk floats.
+  // (32 = the AVX-512 block; AVX2 uses 16). The row path needs less: up to 8 rows of scores
+  // (Tk rounded to 16) and of q (Dh rounded to the vector).
   const int64_t rows = ((Tk > 0 ? Tk : 1) + 15) / 16 * 16;
   return (32 * rows + 32 * (Dh > 0 ? Dh : 1) + 32) * (int64_t)sizeof(float);
 }

@@ -273,6 +273,95 @@ static int check_paged(const char* isa, attn_fn contiguous, paged_fn paged, scor
   return ok;
 }
 
+// Row groups: the row path attends up to 8 rows that see the same keys together (each K and V
+// vector loaded once for them); every row must keep, bit for bit, what it gets alone (Tq = 1 at
+// its position; for paged calls B = 1 and Tq = 1). Contiguous calls: Tq 1..7 rows (causal rows
+// from q_pos = Tk - 1 - Tq / 2, so the later ones all see Tk keys), every Tk and Dh below
+// (Dh 65..136: several MAXV passes and masked tails), H taking turns. Paged calls: up to 11 sequences in runs
+// that share a table row (beams), some runs differing only in their last block, equal or
+// different positions, R in {1, 16, 1500}. Rows no query may read hold NaN.
+static int check_rows(const char* isa, attn_fn f, paged_fn paged) {
+  static const int64_t tks[] = {1, 3, 15, 16, 17, 100, 1500}, dhs[] = {1, 7, 8, 16, 64, 65, 100, 136};
+  static const int64_t hs[] = {1, 2, 6}, rs[] = {1, 16, 1500};
+  enum { NT = sizeof tks / sizeof tks[0], ND = sizeof dhs / sizeof dhs[0] };
+  int fails = 0, c = 0;
+  for (int t = 0; t < NT; ++t)
+    for (int d = 0; d < ND; ++d)
+      for (int64_t Tq = 1; Tq < 8; ++Tq)
+        for (int causal = 0; causal < 2; ++causal, ++c) {
+          const int64_t Tk = tks[t], Dh = dhs[d], H = hs[c % 3], cap = Tk + 2, ld = H * Dh + c % 2;
+          const int64_t q_pos = causal && Tk - 1 - Tq / 2 > 0 ? Tk - 1 - Tq / 2 : 0;
+          const float scale = 1.0f / sqrtf((float)Dh);
+          float* q = malloc(sizeof(float) * Tq * ld);
+          float* k = malloc(sizeof(float) * H * cap * Dh);
+          float* v = malloc(sizeof(float) * H * cap * Dh);
+          float* o = malloc(sizeof(float) * Tq * ld);
+          float* one = malloc(sizeof(float) * Tq * ld);
+          float* scratch = malloc((size_t)ckw_f32_attention_scratch_bytes(Tq, Tk, H, Dh));
+          for (int64_t i = 0; i < Tq * ld; ++i) q[i] = 4.0f * frand(), o[i] = one[i] = 0.0f;
+          for (int64_t i = 0; i < H * cap * Dh; ++i) {
+            const int64_t j = i / Dh % cap;
+            const int unread = j >= Tk || (causal && j > q_pos + Tq - 1);
+            k[i] = unread ? NAN : frand(), v[i] = unread ? NAN : frand();
+          }
+          f(o, q, k, v, scratch, Tq, Tk, H, Dh, ld, cap, q_pos, causal, scale);
+          for (int64_t i = 0; i < Tq; ++i)
+            f(one + i * ld, q + i * ld, k, v, scratch, 1, Tk, H, Dh, ld, cap, q_pos + i, causal, scale);
+          if (memcmp(o, one, sizeof(float) * Tq * ld) != 0) {
+            fprintf(stderr, "%s rows: Tq=%lld Tk=%lld H=%lld Dh=%lld q_pos=%lld causal=%d differs from rows alone\n",
+                    isa, (long long)Tq, (long long)Tk, (long long)H, (long long)Dh, (long long)q_pos, causal);
+            ++fails;
+          }
+          free(q), free(k), free(v), free(o), free(one), free(scratch);
+        }
+  c = 0;
+  for (int t = 0; t < NT; ++t)
+    for (int d = 0; d < ND; ++d)
+      for (int r = 0; r < 3; ++r, ++c) {
+        const int64_t Tk = tks[t], Dh = dhs[d], R = rs[r], H = hs[c % 3], Hp = H + c % 2, Tq = 1 + c % 7;
+        const int64_t B = 1 + c % 11, q0 = c % 2, MB = (Tk + 8 + R - 1) / R, ld = H * Dh, blk = Hp * R * Dh;
+        const int causal = c % 4 < 2;
+        const float scale = 1.0f / sqrtf((float)Dh);
+        int32_t pos[11], *table = malloc(sizeof(int32_t) * B * MB);
+        int64_t NB = 0;
+        for (int64_t b = 0; b < B; ++b) {
+          const int64_t same = b > 0 ? rand_below(4) : 0;  // 1, 2: the previous row; 3: all but its last block
+          for (int64_t m = 0; m < MB; ++m)
+            table[b * MB + m] = same && (same < 3 || m < MB - 1) ? table[(b - 1) * MB + m] : (int32_t)NB++;
+          pos[b] = !causal ? 0 : same == 1 ? pos[b - 1] : (int32_t)rand_below(Tk);
+        }
+        NB += 2;  // spare blocks, never read
+        float* kp = malloc(sizeof(float) * NB * blk);
+        float* vp = malloc(sizeof(float) * NB * blk);
+        float* q = malloc(sizeof(float) * B * Tq * ld);
+        float* o = malloc(sizeof(float) * B * Tq * ld);
+        float* one = malloc(sizeof(float) * B * Tq * ld);
+        float* scratch = malloc((size_t)ckw_f32_attention_scratch_bytes(Tq, Tk, H, Dh));
+        for (int64_t i = 0; i < NB * blk; ++i) kp[i] = vp[i] = NAN;
+        for (int64_t b = 0; b < B; ++b)  // a block sits at the same table index in every row that holds it
+          for (int64_t j = 0; j < Tk; ++j)
+            for (int64_t i = 0; i < H * Dh; ++i) {
+              const int64_t at = table[b * MB + j / R] * blk + (i / Dh * R + j % R) * Dh + i % Dh;
+              if (isnan(kp[at])) kp[at] = frand(), vp[at] = frand();
+            }
+        for (int64_t i = 0; i < B * Tq * ld; ++i) q[i] = 4.0f * frand();
+        paged(o, q, kp, vp, pos, table, scratch, B, Tq, Tk, H, Dh, ld, Hp, NB, R, MB, q0, causal, scale);
+        for (int64_t b = 0; b < B; ++b)
+          for (int64_t i = 0; i < Tq; ++i)
+            paged(one + (b * Tq + i) * ld, q + (b * Tq + i) * ld, kp, vp, pos + b, table + b * MB, scratch, 1, 1, Tk,
+                  H, Dh, ld, Hp, NB, R, MB, q0 + i, causal, scale);
+        const int rc = ckw_f32_attention_paged_check(pos, table, B, Tq, Tk, NB, R, MB, q0, causal);
+        if (rc != 0 || memcmp(o, one, sizeof(float) * B * Tq * ld) != 0) {
+          fprintf(stderr, "%s paged rows: B=%lld Tq=%lld Tk=%lld H=%lld Dh=%lld R=%lld causal=%d rc %d differs from "
+                  "one row at a time\n", isa, (long long)B, (long long)Tq, (long long)Tk, (long long)H, (long long)Dh,
+                  (long long)R, causal, rc);
+          ++fails;
+        }
+        free(table), free(kp), free(vp), free(q), free(o), free(one), free(scratch);
+      }
+  return fails;
+}
+
 int main(void) {
   struct {
     const char* isa;
@@ -339,6 +428,8 @@ int main(void) {
     if (!test_isa_runs(isas[i].isa, isas[i].ok)) continue;
     for (size_t c = 0; c < sizeof paged_cases / sizeof paged_cases[0]; ++c, ++n)
       fails += !check_paged(isas[i].isa, isas[i].f, isas[i].paged, isas[i].scores, isas[i].scores_paged, paged_cases[c]);
+    fails += check_rows(isas[i].isa, isas[i].f, isas[i].paged) != 0;
+    ++n;
   }
   fails += check_batched();
   fails += check_scores();
