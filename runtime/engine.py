@@ -278,13 +278,14 @@ class Engine:
     def __init__(self, variant: str, frontend: str, encoder: str, decoder: str,
                  checkpoint: "str | checkpoint_check.CheckpointFiles",
                  verify_weights: bool = False, threads: int | None = None, precision: str = "fp32",
-                 rebuild: str | None = None, model: str | None = None):
+                 rebuild: str | None = None, model: str | None = None, decoder_paged: str | None = None):
         if threads is not None and threads < 1:
             raise EngineError(f"threads={threads}: give at least 1 (or None for every CPU)")
         check_isa_cap()
         symbols = _build_name(variant, precision)
         self.variant = variant
         self.precision = precision
+        self.decoder_paged_path = decoder_paged  # the multi-sequence decoder's library, if built (Streams.of)
         self.handles = []
         self._lock = threading.RLock()  # reentrant: transcribe_long runs transcribe
         if isinstance(checkpoint, checkpoint_check.CheckpointFiles):  # opened by from_checkpoint
@@ -331,8 +332,12 @@ class Engine:
             paths = lib("whisper_frontend"), lib(f"{name}_encoder"), lib(f"{name}_decoder")
         except FileNotFoundError as e:  # a target without //runtime:engine_data_<variant>[_<precision>]
             raise EngineError(f"{variant} {precision}: {e}") from e
+        try:
+            paged = lib(f"{name}_decoder_paged")
+        except FileNotFoundError:  # optional: only Streams needs it
+            paged = None
         return cls(variant, *paths, weights.rsplit("/", 1)[0], verify_weights=verify_weights, threads=threads,
-                   precision=precision, model=BUILT_IN[variant])
+                   precision=precision, model=BUILT_IN[variant], decoder_paged=paged)
 
     @classmethod
     def from_checkpoint(cls, checkpoint_dir: str, verify_weights: bool = False, threads: int | None = None,
@@ -345,7 +350,7 @@ class Engine:
                                                  f"delete {checkpoint_dir} and convert the checkpoint again")
         libs = libraries.for_checkpoint(files.manifest, files.manifest_path)
         return cls(libs.variant, libs.frontend, libs.encoder, libs.decoder, files, verify_weights=verify_weights,
-                   threads=threads, precision=libs.precision, model=model)
+                   threads=threads, precision=libs.precision, model=model, decoder_paged=libs.decoder_paged)
 
     @property
     def closed(self) -> bool:

@@ -29,6 +29,7 @@ class Libraries:
     frontend: str
     encoder: str
     decoder: str
+    decoder_paged: str | None = None  # the multi-sequence decoder (runtime/streams.py), where built
 
 
 def load_index() -> dict:
@@ -70,8 +71,18 @@ def for_checkpoint(manifest: dict, manifest_path: str, index: dict | None = None
                               f"this program ({target} missing); run it with //tools:transcribe_all, which carries "
                               f"every model's libraries (or add //models/whisper:libraries_all to your target's "
                               f"data)") from None
+    try:
+        paged = entry.get("decoder_paged") and runfiles.locate("ckw", entry["decoder_paged"])
+    except FileNotFoundError:  # optional: only Streams needs it
+        paged = None
     return Libraries(name=entry["name"], variant=entry["variant"], model=entry["model"],
-                     precision=entry["precision"], **paths)
+                     precision=entry["precision"], decoder_paged=paged or None, **paths)
+
+
+def with_streams(index: dict | None = None) -> list[str]:
+    """The library sets this build has the multi-sequence decoder for (tiny.en, base)."""
+    index = load_index() if index is None else index
+    return sorted({describe(e) for e in index.values() if e.get("decoder_paged")})
 
 
 def models_at(precision: str, index: dict | None = None) -> list[str]:

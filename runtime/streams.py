@@ -1,6 +1,6 @@
 """Many transcriptions at once in one engine (issue 25, docs/multi-stream.md).
 
-    streams = Streams(engine, decoder_paged_path)          # or Streams.from_runfiles("tiny")
+    streams = Streams.of(engine)                           # or Streams.from_runfiles("tiny")
     a = streams.submit("meeting.m4a", language=None)      # any thread; returns at once
     b = streams.submit("call.wav", beam_size=5, word_timestamps=True)
     for s in a.segments():                                 # as they are decoded
@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from runtime import abi, engine as engine_mod, runfiles
+from runtime import abi, engine as engine_mod, libraries
 from runtime.engine import Engine, EngineError
 from runtime.paged_decoder import Cancelled, PagedDecoder
 from runtime.transcription import Segment, TranscriptionInfo, collect
@@ -54,16 +54,26 @@ class Streams:
         self.closed = False
 
     @classmethod
+    def of(cls, engine: Engine, max_streams: int = DEFAULT_STREAMS, threads: int | None = None) -> "Streams":
+        """On `engine` (which it then owns): any engine whose libraries include the multi-sequence
+        decoder (runtime/libraries.py with_streams()); EngineError otherwise, `engine` closed."""
+        try:
+            if engine.decoder_paged_path is None:
+                raise EngineError(f"{engine.model} {engine.precision}: this program has no multi-sequence decoder "
+                                  f"for it ({_which_have_streams()}); transcribe one file at a time instead")
+            return cls(engine, engine.decoder_paged_path, max_streams, threads)
+        except abi.AbiError as e:
+            engine.close()
+            raise EngineError(f"{engine.model}: the multi-sequence decoder: {e}") from e
+        except BaseException:
+            engine.close()
+            raise
+
+    @classmethod
     def from_runfiles(cls, variant: str, max_streams: int = DEFAULT_STREAMS, threads: int | None = None) -> "Streams":
         """tiny or base (fp32) from the runfiles: //runtime:engine_data_<variant> and the
         variant's libckw_<variant>_decoder_paged.so in the target's data."""
-        engine = Engine.from_runfiles(variant, threads=threads)
-        try:
-            path = runfiles.locate("ckw", f"models/whisper/libckw_{variant}_decoder_paged.so")
-            return cls(engine, path, max_streams, threads)
-        except (FileNotFoundError, abi.AbiError) as e:
-            engine.close()
-            raise EngineError(f"{variant}: the multi-sequence decoder: {e}") from e
+        return cls.of(Engine.from_runfiles(variant, threads=threads), max_streams, threads)
 
     def submit(self, audio, *, on_progress: Callable[[float], None] | None = None, **options) -> "Request":
         """Starts transcribing `audio` (as Engine.transcribe: a path, bytes or 16 kHz samples)
@@ -101,6 +111,13 @@ class Streams:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _which_have_streams() -> str:
+    try:
+        return "it has one for: " + (", ".join(libraries.with_streams()) or "none")
+    except EngineError:  # a program without the library index: its docs say which
+        return "docs/multi-stream.md says which models have one"
 
 
 class Request:

@@ -2,11 +2,12 @@
 
     ./bazelw run //tools:transcribe_corpus -- --input DIR_OR_LIST --output_dir DIR \\
         [--model NAME | --model_dir DIR] [--precision fp32|bf16] [--output_format txt|json|srt|vtt|tsv] [--workers N] \\
-        [--threads_per_worker T] [--address HOST:PORT] [every decoding flag of //tools:transcribe]
+        [--threads_per_worker T] [--streams S] [--address HOST:PORT] [every decoding flag of //tools:transcribe]
 
 Without --address a local Ray instance sized to this machine is started (and stopped at the
-end); with it the batch joins that running cluster. Each Ray actor holds one engine; files go
-to idle actors largest first; outputs land in --output_dir beside journal.jsonl, which makes a
+end); with it the batch joins that running cluster. Each Ray actor holds one engine and up to
+--streams files at once (runtime/streams.py: their decode steps shared); files go to actors with
+room largest first; outputs land in --output_dir beside journal.jsonl, which makes a
 rerun skip finished files and retry failed ones (tools/corpus/journal.py).
 
 Exit status: 0 every file transcribed; 1 some files failed (listed at the end); 2 the batch
@@ -24,6 +25,7 @@ from absl import app, flags
 # The single-file CLI: its --model, --model_dir, --precision, --output_format and decoding flags are ours too.
 from runtime.options import options_from
 from models.whisper.checkpoint.errors import CheckpointError
+from runtime import checkpoint_check, libraries
 from runtime.errors import EngineError
 from tools import transcribe
 from tools.corpus import actor, cluster, inputs, journal, progress, scheduler, shipping
@@ -38,6 +40,9 @@ FLAGS.set_default("output_format", "txt")
 flags.DEFINE_integer("workers", None, "Ray actors, each with one engine (default: the cluster's CPUs divided by "
                      "--threads_per_worker).")
 flags.DEFINE_integer("threads_per_worker", 1, "Threads of each actor's engine (the Ray CPUs each actor reserves).")
+flags.DEFINE_integer("streams", 1, "Files each actor transcribes at once in its one engine, their decode steps shared "
+                     "(runtime/streams.py; models with the multi-sequence decoder: tiny.en and base at fp32). 1: one "
+                     "file at a time, which is as fast on 2 cores (docs/multi-stream.md).")
 flags.DEFINE_string("address", None, "Join this running Ray cluster (the head's HOST:PORT, or auto); default: start a "
                     "local Ray instance sized to this machine.")
 
@@ -68,6 +73,8 @@ def _check_flags() -> None:
         raise UsageError(f"--threads_per_worker={FLAGS.threads_per_worker} must be at least 1")
     if FLAGS.workers is not None and FLAGS.workers < 1:
         raise UsageError(f"--workers={FLAGS.workers} must be at least 1")
+    if FLAGS.streams < 1:
+        raise UsageError(f"--streams={FLAGS.streams} must be at least 1")
 
 
 def _worker_count(ray) -> int:
@@ -116,6 +123,7 @@ def run() -> int:
         print(f"transcribe_corpus: {len(todo)} files to transcribe, {len(files) - len(todo)} finished before "
               f"(journal {book.path})", file=sys.stderr)
         spec = transcribe.engine_spec()  # found and converted once, by the driver
+        _check_streams(spec)
         with tempfile.TemporaryDirectory(prefix="ckw-corpus-") as scratch:
             cluster.connect(ray, address, shipping.runtime_env(FLAGS.threads_per_worker, scratch))
             _stop_on_sigterm()  # after ray.init, which installs its own handler (exit without a summary)
@@ -127,20 +135,32 @@ def run() -> int:
         book.close()
 
 
+def _check_streams(spec: dict) -> None:
+    """--streams > 1 needs the checkpoint's multi-sequence decoder: refused here, before Ray starts."""
+    if FLAGS.streams == 1:
+        return
+    files = checkpoint_check.CheckpointFiles(spec["checkpoint_dir"], "")
+    if libraries.for_checkpoint(files.manifest, files.manifest_path).decoder_paged is None:
+        raise UsageError(f"--streams={FLAGS.streams}: this build has no multi-sequence decoder for "
+                         f"{spec['model'] or spec['checkpoint_dir']} at {FLAGS.precision} (it has one for: "
+                         f"{', '.join(libraries.with_streams()) or 'none'}); use --streams=1")
+
+
 def _run_on_ray(ray, todo, skipped, spec, options, output_dir, book) -> int:
     workers = min(_worker_count(ray), len(todo))  # no engine loaded for nothing
     # By value: the workers import the engine from what shipping.py gave them, not from this checkout.
     ray.cloudpickle.register_pickle_by_value(actor)
-    remote = ray.remote(actor.CorpusActor).options(num_cpus=FLAGS.threads_per_worker, max_restarts=-1)
-    actors = [remote.remote(shipping.WORKER_MODULE, spec, dataclasses.asdict(options), FLAGS.output_format)
-              for _ in range(workers)]
-    threads = FLAGS.threads_per_worker
-    shape = (f"{workers} worker{'s' * (workers != 1)} x {threads} thread{'s' * (threads != 1)} "
-             f"({FLAGS.model}, {FLAGS.precision})")
+    remote = ray.remote(actor.CorpusActor).options(num_cpus=FLAGS.threads_per_worker, max_restarts=-1,
+                                                   max_concurrency=FLAGS.streams)
+    actors = [remote.remote(shipping.WORKER_MODULE, spec, dataclasses.asdict(options), FLAGS.output_format,
+                            FLAGS.streams) for _ in range(workers)]
+    threads, streams = FLAGS.threads_per_worker, FLAGS.streams
+    shape = (f"{workers} worker{'s' * (workers != 1)} x {threads} thread{'s' * (threads != 1)}"
+             f"{f' x {streams} streams' if streams > 1 else ''} ({FLAGS.model}, {FLAGS.precision})")
     nodes = sum(1 for n in ray.nodes() if n.get("Alive"))
     print(f"transcribe_corpus: {shape} on {nodes} Ray node{'s' * (nodes != 1)}", file=sys.stderr)
     meter = progress.Progress(len(todo), sum(f.size for f in todo))
-    sched = scheduler.Scheduler(ray, actors, book, output_dir, FLAGS.output_format, meter)
+    sched = scheduler.Scheduler(ray, actors, book, output_dir, FLAGS.output_format, meter, seats=streams)
     try:
         sched.run(todo)
     except KeyboardInterrupt:

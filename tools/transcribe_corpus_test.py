@@ -7,6 +7,7 @@ whose nodes start outside the source tree, tiny.en:
   from Ray's copy of the wheel's package, its folder is the job's empty working_dir;
 - a worker process killed (by pid) while it transcribes: the file is retried on another actor,
   every file is written exactly once, outputs equal the clean run's;
+- one actor with --streams=3 (three files at once in one engine) writes the same outputs;
 - a rerun after the batch does no work; after a stopped (SIGTERM) and a killed (SIGKILL)
   batch, each rerun does only the rest;
 - without --address a local Ray instance is started (bf16 too: weights derived by the driver);
@@ -147,6 +148,18 @@ def test_outputs_equal_the_single_file_cli_and_the_bad_file_is_an_error(clean_ru
     assert f"{len(CLIPS)} transcribed, 1 failed, 0 finished before" in result.stderr
     assert f"failed: {bad['error']}" in result.stderr
     assert "audio s/s, ETA " in result.stderr
+
+
+def test_streams_in_one_engine_write_the_same_outputs(cluster, corpus_dir, reference, tmp_path):
+    out = tmp_path / "streams"
+    result = corpus(cluster, f"--input={corpus_dir}", f"--output_dir={out}", "--workers=1", "--streams=3")
+    assert result.returncode == 1, result.stderr  # the bad file
+    assert "1 worker x 1 thread x 3 streams (tiny.en, fp32)" in result.stderr
+    for name in CLIPS:
+        assert (out / f"{name}.txt").read_text(encoding="utf-8") == reference[name], name
+    recs = records(out)
+    assert done_counts(recs) == {name: 1 for name in CLIPS}
+    assert [r["status"] for r in recs[:3]] == ["started"] * 3  # three in flight before the first ends
 
 
 def test_largest_file_goes_first(clean_run, corpus_dir):
@@ -306,6 +319,8 @@ def test_ray_missing_is_one_line(capsys, monkeypatch, corpus_dir, tmp_path):
     (["--address=nohost"], "not HOST:PORT"),
     (["--wav=x.wav"], "--wav belongs to //tools:transcribe"),
     (["--threads_per_worker=0"], "--threads_per_worker=0 must be at least 1"),
+    (["--streams=0"], "--streams=0 must be at least 1"),
+    (["--streams=2", "--precision=bf16"], "--streams=2: this build has no multi-sequence decoder for tiny.en at bf16"),
     (["--input=/nonexistent"], "--input=/nonexistent: no such folder or list file"),
 ])
 def test_errors_are_one_line(capsys, corpus_dir, tmp_path, args, message):

@@ -260,8 +260,10 @@ def whisper_library_index(name, visibility = None):
       name: target name.
       visibility: visibility of the targets.
     """
-    specs, manifests = [], []
+    specs, manifests, paged = [], [], []
     for variant in sorted(MODELS) + sorted(FULL_DEPTH):
+        if _built("decoder_paged", variant):
+            paged.append(variant)
         model = MODELS.get(variant) or FULL_DEPTH[variant]
         manifest = ":%s_layout/manifest.json" % variant
         specs.append("%s=%s=fp32=$(location %s)" % (variant, model, manifest))
@@ -275,7 +277,7 @@ def whisper_library_index(name, visibility = None):
         name = name + "_json",
         srcs = manifests,
         outs = [name + ".json"],
-        cmd = "$(execpath //models/whisper:library_index) --out $@ " + " ".join(specs),
+        cmd = "$(execpath //models/whisper:library_index) --out $@ --paged %s -- %s" % (" ".join(paged), " ".join(specs)),
         tools = ["//models/whisper:library_index"],
         message = "Indexing the Whisper libraries by layout",
         visibility = visibility,
@@ -284,8 +286,7 @@ def whisper_library_index(name, visibility = None):
     common = [name + ".json", ":libckw_whisper_frontend.so", ":libckw_whisper_128_frontend.so"]
     native.filegroup(
         name = name,
-        # The parts the runtime loads today (decoder_paged joins when the engine runs on it).
-        srcs = common + [":libckw_%s_%s.so" % (v, part) for v in served for part in sorted(PARTS) if PARTS[part].only == None],
+        srcs = common + [":libckw_%s_%s.so" % (v, part) for v in served for part in sorted(PARTS) if _built(part, v)],
         visibility = visibility,
     )
 

@@ -1,7 +1,8 @@
-"""The driver loop: one file at a time per actor, largest first; every outcome journaled.
+"""The driver loop: each actor holds at most its seats' worth of files (one, or --streams), largest
+first; every outcome journaled.
 
-Each actor holds at most one file, so the queue stays in the driver, strictly largest first,
-and the journal's `started` record names the process that has the file. Outcomes:
+The queue stays in the driver, strictly largest first, and the journal's `started` record names
+the process that has the file. Outcomes:
 
 - the actor returns a transcript: the driver writes the output (runtime/output_file.py write_file), then
   journals `done`: the journal is the commit point, and only this process writes either;
@@ -49,19 +50,22 @@ class Slot:
     actor: object
     name: str = "(starting)"  # host:pid, known once it answers
     polls: int = 0
+    seats: int = 1  # files it holds at once
+    busy: int = 0  # files it holds now
+    up: bool = False  # answered its last ping (a dead actor is pinged until it is back)
 
 
 class Scheduler:
     def __init__(self, ray, actors: list[object], journal: Journal, output_dir: str, output_format: str,
-                 progress: Progress, log: Callable[[str], None] = lambda m: print(m, file=sys.stderr, flush=True)):
+                 progress: Progress, log: Callable[[str], None] = lambda m: print(m, file=sys.stderr, flush=True),
+                 seats: int = 1):
         self.ray = ray
-        self.slots = [Slot(a) for a in actors]
+        self.slots = [Slot(a, seats=seats) for a in actors]
         self.journal, self.output_dir, self.output_format = journal, output_dir, output_format
         self.progress, self.log = progress, log
         self.queue: list[tuple[int, str, AudioFile]] = []
         self.attempts: dict[str, int] = {}
         self.pending: dict[object, tuple[str, Slot, AudioFile | None]] = {}  # ObjectRef -> (kind, slot, file)
-        self.idle: list[Slot] = []
         self.lost: list[str] = []
 
     def run(self, files: list[AudioFile]) -> None:
@@ -70,8 +74,9 @@ class Scheduler:
         for slot in self.slots:
             self._ping(slot)
         while self.queue or any(kind == "task" for kind, _, _ in self.pending.values()):
-            while self.idle and self.queue:
-                self._dispatch(self.idle.pop(), heapq.heappop(self.queue)[2])
+            for slot in self.slots:
+                while slot.up and slot.busy < slot.seats and self.queue:
+                    self._dispatch(slot, heapq.heappop(self.queue)[2])
             if not self.pending:
                 raise NoWorkersError("no worker is left: " + "; ".join(dict.fromkeys(self.lost)))
             (ref,), _ = self.ray.wait(list(self.pending), num_returns=1)
@@ -88,6 +93,7 @@ class Scheduler:
         attempt = self.attempts[file.path] = self.attempts.get(file.path, 0) + 1
         self.journal.append({"file": file.path, "status": "started", "attempt": attempt, "worker": slot.name},
                             durable=False)
+        slot.busy += 1
         self.pending[slot.actor.transcribe.remote(file.path)] = ("task", slot, file)
 
     def _on_ping(self, ref, slot: Slot) -> None:
@@ -108,9 +114,10 @@ class Scheduler:
             self._ping(slot)
             return
         slot.polls = 0
-        self.idle.append(slot)
+        slot.up = True
 
     def _on_result(self, ref, slot: Slot, file: AudioFile) -> None:
+        slot.busy -= 1
         try:
             result = self.ray.get(ref)
         except self.ray.exceptions.RayActorError as e:
@@ -118,7 +125,6 @@ class Scheduler:
             return
         except self.ray.exceptions.RayTaskError as e:  # an exception the worker did not expect: this file's error
             result = {"error": f"{file.path}: {one_line(e)}", "wall_seconds": None}
-        self.idle.append(slot)
         record = {"file": file.path, "attempt": self.attempts[file.path], "worker": slot.name,
                   "wall_seconds": _round(result.get("wall_seconds"))}
         if "error" in result:
@@ -142,7 +148,9 @@ class Scheduler:
             self._finish(file, {"file": file.path, "status": "failed", "attempt": attempt, "worker": slot.name,
                                 "wall_seconds": None, "audio_seconds": None,
                                 "error": f"{file.path}: {MAX_ATTEMPTS} workers died transcribing it; last: {reason}"})
-        self._ping(slot)  # Ray restarts the actor in a new process; it is idle again once it answers
+        if slot.up:  # its other files' errors arrive too: ping it once
+            slot.up = False
+            self._ping(slot)  # Ray restarts the actor in a new process; it is idle again once it answers
 
     def _finish(self, file: AudioFile, record: dict) -> None:
         self.journal.append(record)

@@ -1,7 +1,9 @@
 """One corpus worker: a Ray actor process that holds one engine and transcribes files by path.
 
 The generated libraries are loaded once per actor and the weights file is memory-mapped
-read-only by the C side, so the actors on one node share its pages in the page cache. The
+read-only by the C side, so the actors on one node share its pages in the page cache. With
+streams > 1 the actor takes that many files at once (Ray runs its calls on as many threads) into
+one engine's runtime/streams.py, whose decode steps serve them all; each output is the same. The
 actor reads each file itself (the object store carries paths in and transcripts out, never
 audio) and returns the rendered output; the driver writes it and journals it.
 
@@ -17,17 +19,19 @@ import time
 
 from runtime import audio_input, output_formats
 from runtime.engine import EngineError
+from runtime.streams import Streams
 from runtime.transcription import collect
 
 
 class CorpusWorker:
-    def __init__(self, engine_spec: dict, options: dict, output_format: str):
+    def __init__(self, engine_spec: dict, options: dict, output_format: str, streams: int = 1):
         from tools import transcribe  # the CLI's engine: the same libraries for the same checkpoint
 
         # The engine's thread count comes from CKW_NUM_THREADS in the actor's runtime_env.
         self.engine = transcribe.open_engine(engine_spec)
         # Options the checkpoint cannot honour (--language=de on tiny.en) stop the batch here, once.
         self.options = self.engine.check_options(**options)
+        self.streams = Streams.of(self.engine, max_streams=streams) if streams > 1 else None
         self.output_format = output_format
         self.name = f"{socket.gethostname()}:{os.getpid()}"
 
@@ -41,8 +45,12 @@ class CorpusWorker:
         try:
             # The single-file CLI's path: the engine reads the file (WAV by the C parser, other
             # containers by PyAV), so each output equals //tools:transcribe's.
-            segments, info = self.engine.transcribe(path, **dataclasses.asdict(self.options))
-            result = collect(segments, info, self.engine.tokenizer.eot)
+            if self.streams:
+                request = self.streams.submit(path, **dataclasses.asdict(self.options))
+                result, info = request.result(), request.info
+            else:
+                segments, info = self.engine.transcribe(path, **dataclasses.asdict(self.options))
+                result = collect(segments, info, self.engine.tokenizer.eot)
             output = output_formats.render_transcript(result, self.output_format)
         except (audio_input.AudioInputError, EngineError, ValueError) as e:
             message = str(e) if path in str(e) else f"{path}: {e}"
