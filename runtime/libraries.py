@@ -9,6 +9,7 @@ refused here in one line that says which layouts this build has.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 
@@ -71,18 +72,21 @@ def for_checkpoint(manifest: dict, manifest_path: str, index: dict | None = None
                               f"this program ({target} missing); run it with //tools:transcribe_all, which carries "
                               f"every model's libraries (or add //models/whisper:libraries_all to your target's "
                               f"data)") from None
-    try:
-        paged = entry.get("decoder_paged") and runfiles.locate("ckw", entry["decoder_paged"])
-    except FileNotFoundError:  # optional: only Streams needs it
-        paged = None
+    paged = None
+    if entry.get("decoder_paged"):
+        with contextlib.suppress(FileNotFoundError):  # optional: only Streams needs it
+            paged = runfiles.locate("ckw", entry["decoder_paged"])
     return Libraries(name=entry["name"], variant=entry["variant"], model=entry["model"],
-                     precision=entry["precision"], decoder_paged=paged or None, **paths)
+                     precision=entry["precision"], decoder_paged=paged, **paths)
 
 
-def with_streams(index: dict | None = None) -> list[str]:
-    """The library sets this build has the multi-sequence decoder for (tiny.en, base)."""
-    index = load_index() if index is None else index
-    return sorted({describe(e) for e in index.values() if e.get("decoder_paged")})
+def which_have_streams() -> str:
+    """Which library sets this build has the multi-sequence decoder for, for a refusal."""
+    try:
+        names = sorted({describe(e) for e in load_index().values() if e.get("decoder_paged")})
+    except EngineError:  # a program without the library index: the docs say which
+        return "docs/multi-stream.md says which models have one"
+    return "it has one for: " + (", ".join(names) or "none")
 
 
 def models_at(precision: str, index: dict | None = None) -> list[str]:

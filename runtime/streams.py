@@ -56,11 +56,11 @@ class Streams:
     @classmethod
     def of(cls, engine: Engine, max_streams: int = DEFAULT_STREAMS, threads: int | None = None) -> "Streams":
         """On `engine` (which it then owns): any engine whose libraries include the multi-sequence
-        decoder (runtime/libraries.py with_streams()); EngineError otherwise, `engine` closed."""
+        decoder (the library index names them); EngineError otherwise, `engine` closed."""
         try:
             if engine.decoder_paged_path is None:
                 raise EngineError(f"{engine.model} {engine.precision}: this program has no multi-sequence decoder "
-                                  f"for it ({_which_have_streams()}); transcribe one file at a time instead")
+                                  f"for it ({libraries.which_have_streams()}); transcribe one file at a time instead")
             return cls(engine, engine.decoder_paged_path, max_streams, threads)
         except abi.AbiError as e:
             engine.close()
@@ -111,13 +111,6 @@ class Streams:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-def _which_have_streams() -> str:
-    try:
-        return "it has one for: " + (", ".join(libraries.with_streams()) or "none")
-    except EngineError:  # a program without the library index: its docs say which
-        return "docs/multi-stream.md says which models have one"
 
 
 class Request:

@@ -9,8 +9,8 @@ one-at-a-time loop; every stream run's texts compared with the loop's (they must
 the decode-step time against the rows in the step (medians over the stream runs), the memory
 a request holds (its cross-K/V entry and the self-K/V of one block), and the newcomer bound: the
 shortest file's latency submitted while the longest decodes, against its latency alone on the
-same engine (docs/multi-stream.md states the policy; about 2x at most is the target). Engines are loaded before the
-clock starts. Timings on a shared machine are noisy: read the ratios, and say which CPU.
+same engine (docs/multi-stream.md states the policy; about 2x at most is the target). Engines
+are loaded before the clock starts. Timings on a shared machine are noisy: read the ratios, and say which CPU.
 """
 
 import os

@@ -142,8 +142,8 @@ def _check_streams(spec: dict) -> None:
     files = checkpoint_check.CheckpointFiles(spec["checkpoint_dir"], "")
     if libraries.for_checkpoint(files.manifest, files.manifest_path).decoder_paged is None:
         raise UsageError(f"--streams={FLAGS.streams}: this build has no multi-sequence decoder for "
-                         f"{spec['model'] or spec['checkpoint_dir']} at {FLAGS.precision} (it has one for: "
-                         f"{', '.join(libraries.with_streams()) or 'none'}); use --streams=1")
+                         f"{spec['model'] or spec['checkpoint_dir']} at {FLAGS.precision} "
+                         f"({libraries.which_have_streams()}); use --streams=1")
 
 
 def _run_on_ray(ray, todo, skipped, spec, options, output_dir, book) -> int:
