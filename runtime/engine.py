@@ -27,6 +27,7 @@ from runtime.errors import AudioError, EngineError  # callers import them from h
 from runtime.decoding import DecodingOptions, greedy_decode, prompt_rows
 from runtime.tokenizer import WhisperTokenizer
 from runtime.options import PRECISIONS, TranscribeOptions, options_from
+from runtime.paged_decoder import PagedDecoder
 from runtime.transcription import Segment, TranscriptionInfo, collect
 
 N_FRAMES = 3000  # one 30 s window of log-mel frames
@@ -91,11 +92,14 @@ class Encoder:
         self.lib = abi.Library.for_model(path, variant, "encoder")
         self.handle = abi.Handle(self.lib, weights, threads=threads)
         self.n_ctx = self.lib.dim("n_ctx")
-        self.memory = np.empty((self.n_ctx, self.lib.dim("d_model")), np.float32)
+        self.memory_shape = (self.n_ctx, self.lib.dim("d_model"))
 
     def run(self, mel_window: np.ndarray) -> np.ndarray:
-        self.handle("run", np.ascontiguousarray(mel_window, dtype=np.float32), self.memory)
-        return self.memory
+        """The window's encoder memory [n_ctx, d_model], a new array per call: a SequenceGroup
+        knows the memory it projected by identity (the same array set again is not projected)."""
+        memory = np.empty(self.memory_shape, np.float32)
+        self.handle("run", np.ascontiguousarray(mel_window, dtype=np.float32), memory)
+        return memory
 
 
 class Decoder:
@@ -275,18 +279,18 @@ class Engine:
     the encoder's and decoder's worker threads, the caller's included (None: CKW_NUM_THREADS, else
     the CPUs this process may use). checkpoint: its directory, or its files already opened."""
 
-    def __init__(self, variant: str, frontend: str, encoder: str, decoder: str,
+    def __init__(self, variant: str, frontend: str, encoder: str, decoder: str, decoder_paged: str,
                  checkpoint: "str | checkpoint_check.CheckpointFiles",
                  verify_weights: bool = False, threads: int | None = None, precision: str = "fp32",
-                 rebuild: str | None = None, model: str | None = None, decoder_paged: str | None = None):
+                 rebuild: str | None = None, model: str | None = None):
         if threads is not None and threads < 1:
             raise EngineError(f"threads={threads}: give at least 1 (or None for every CPU)")
         check_isa_cap()
         symbols = _build_name(variant, precision)
         self.variant = variant
         self.precision = precision
-        self.decoder_paged_path = decoder_paged  # the multi-sequence decoder's library, if built (Streams.of)
         self.handles = []
+        self._group = None  # the request of the last transcribe, until its segments end
         self._lock = threading.RLock()  # reentrant: transcribe_long runs transcribe
         if isinstance(checkpoint, checkpoint_check.CheckpointFiles):  # opened by from_checkpoint
             ckpt = checkpoint
@@ -309,8 +313,13 @@ class Engine:
             self.handles.append(self.frontend.handle)
             self.encoder = Encoder(encoder, symbols, ckpt.weights, threads)
             self.handles.append(self.encoder.handle)
-            self.decoder = Decoder(decoder, symbols, ckpt.weights, threads)
-            self.handles.append(self.decoder.handle)
+            # What transcribe runs: one request here, many through runtime/streams.py. A request
+            # holds as many sequences as the single-request decoder (`decoder`) builds beams for.
+            self._decoder_lib = abi.Library.for_model(decoder, symbols, "decoder")
+            self.paged = PagedDecoder(decoder_paged, symbols, ckpt.weights, threads,
+                                      max_beams=self._decoder_lib.dim("max_beams"))
+            self.handles.append(self.paged.handle)
+            self._threads, self._symbols = threads, symbols
         except abi.AbiError as e:
             self.close()
             raise EngineError(ckpt.create_refusal(e, variant)) from e
@@ -329,15 +338,12 @@ class Engine:
                 weights = runfiles.locate(f"whisper_{variant}", "weights.bin")
             else:
                 weights = runfiles.locate("ckw", f"models/whisper/{name}_checkpoint/weights.bin")
-            paths = lib("whisper_frontend"), lib(f"{name}_encoder"), lib(f"{name}_decoder")
+            paths = (lib("whisper_frontend"), lib(f"{name}_encoder"), lib(f"{name}_decoder"),
+                     lib(f"{name}_decoder_paged"))
         except FileNotFoundError as e:  # a target without //runtime:engine_data_<variant>[_<precision>]
             raise EngineError(f"{variant} {precision}: {e}") from e
-        try:
-            paged = lib(f"{name}_decoder_paged")
-        except FileNotFoundError:  # optional: only Streams needs it
-            paged = None
         return cls(variant, *paths, weights.rsplit("/", 1)[0], verify_weights=verify_weights, threads=threads,
-                   precision=precision, model=BUILT_IN[variant], decoder_paged=paged)
+                   precision=precision, model=BUILT_IN[variant])
 
     @classmethod
     def from_checkpoint(cls, checkpoint_dir: str, verify_weights: bool = False, threads: int | None = None,
@@ -349,8 +355,39 @@ class Engine:
         files = checkpoint_check.CheckpointFiles(checkpoint_dir, "", rebuild=rebuild or
                                                  f"delete {checkpoint_dir} and convert the checkpoint again")
         libs = libraries.for_checkpoint(files.manifest, files.manifest_path)
-        return cls(libs.variant, libs.frontend, libs.encoder, libs.decoder, files, verify_weights=verify_weights,
-                   threads=threads, precision=libs.precision, model=model, decoder_paged=libs.decoder_paged)
+        return cls(libs.variant, libs.frontend, libs.encoder, libs.decoder, libs.decoder_paged, files,
+                   verify_weights=verify_weights, threads=threads, precision=libs.precision, model=model)
+
+    @functools.cached_property
+    def decoder(self) -> Decoder:
+        """The single-request decoder library (`decoder`, loaded on first use): the paged one
+        equals it bit for bit; its own tests and tools call it directly."""
+        if self.paged.handle.closed:  # close() frees them all
+            raise EngineError("Engine.decoder: the engine was closed; create a new one")
+        decoder = Decoder(self._decoder_lib.path, self._symbols, self.weights_path, self._threads)
+        self.handles.append(decoder.handle)
+        return decoder
+
+    def _open_request(self):
+        """A SequenceGroup for one call, the previous call's closed first (its segments may never
+        have been consumed)."""
+        self._close_request()
+        self._group = self.paged.open_group()
+        return self._group
+
+    def _close_request(self) -> None:
+        if self._group is not None:
+            group, self._group = self._group, None
+            group.close()
+
+    @contextlib.contextmanager
+    def _request_held(self, what: str):
+        """_in_use while a transcription's segments are consumed; its request closed after."""
+        with _in_use(self, what):
+            try:
+                yield
+            finally:
+                self._close_request()
 
     @property
     def closed(self) -> bool:
@@ -362,6 +399,8 @@ class Engine:
         if not self._lock.acquire(blocking=False):
             raise EngineError("Engine.close: the engine is in use by another thread; close it when that call returns")
         try:
+            if not self.closed:
+                self._close_request()
             for h in self.handles:
                 if not h.closed:
                     h.close()
@@ -384,10 +423,12 @@ class Engine:
             t1 = time.perf_counter()
             memory = self.encoder.run(mel[:, :N_FRAMES])
             t2 = time.perf_counter()
-            self.decoder.calls = {"prefill": 0.0, "decode": 0.0}
-            result = greedy_decode(self.decoder, self.tokenizer, memory, options)
+            decoder = self._open_request()
+            result = greedy_decode(decoder, self.tokenizer, memory, options)
         except abi.AbiError as e:
             raise EngineError(str(e)) from e
+        finally:
+            self._close_request()
         t3 = time.perf_counter()
         ms = lambda s: round(1000.0 * s, 2)  # noqa: E731
         return {
@@ -398,8 +439,8 @@ class Engine:
             "timings_ms": {
                 "frontend": ms(t1 - t0),
                 "encoder": ms(t2 - t1),
-                "prefill": ms(self.decoder.calls["prefill"]),
-                "decode": ms(self.decoder.calls["decode"]),
+                "prefill": ms(decoder.calls["prefill"]),
+                "decode": ms(decoder.calls["decode"]),
                 "total": ms(t3 - t0),
             },
         }
@@ -421,7 +462,7 @@ class Engine:
         (a ValueError naming the option) for a wrong value or more sequences than the decoder
         runs side by side, ValueError for a language or task the checkpoint cannot honour."""
         opts = options_from(**options)
-        opts.check_model(self.tokenizer, self.decoder.max_beams)
+        opts.check_model(self.tokenizer, self.paged.max_beams)
         return opts
 
     @_one_call_at_a_time
@@ -440,9 +481,14 @@ class Engine:
         once the segments are exhausted. Raises AudioInputError, ValueError (a bad option:
         check_options) or EngineError with a one-line message."""
         opts = self.check_options(**options)
-        return transcription(audio, opts, self.frontend.handle, self.encoder.run, self.decoder, self.tokenizer,
-                             self.config, self.model_info(), on_progress,
-                             hold=lambda: _in_use(self, "Engine.transcribe segments"))
+        group = self._open_request()
+        try:
+            return transcription(audio, opts, self.frontend.handle, self.encoder.run, group, self.tokenizer,
+                                 self.config, self.model_info(), on_progress,
+                                 hold=lambda: self._request_held("Engine.transcribe segments"))
+        except BaseException:
+            self._close_request()
+            raise
 
     @_one_call_at_a_time
     def transcribe_long(self, audio: audio_stream.Audio, options: TranscribeOptions | None = None,

@@ -9,7 +9,6 @@ refused here in one line that says which layouts this build has.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 
@@ -30,7 +29,7 @@ class Libraries:
     frontend: str
     encoder: str
     decoder: str
-    decoder_paged: str | None = None  # the multi-sequence decoder (runtime/streams.py), where built
+    decoder_paged: str  # the multi-sequence decoder: Engine.transcribe and runtime/streams.py
 
 
 def load_index() -> dict:
@@ -63,7 +62,7 @@ def for_checkpoint(manifest: dict, manifest_path: str, index: dict | None = None
                           f"checkpoint of one of those architectures, or add its model to models/whisper/whisper.bzl "
                           f"MODELS and rebuild")
     paths = {}
-    for part in ("frontend", "encoder", "decoder"):
+    for part in ("frontend", "encoder", "decoder", "decoder_paged"):
         try:
             paths[part] = runfiles.locate("ckw", entry[part])
         except FileNotFoundError:
@@ -72,21 +71,8 @@ def for_checkpoint(manifest: dict, manifest_path: str, index: dict | None = None
                               f"this program ({target} missing); run it with //tools:transcribe_all, which carries "
                               f"every model's libraries (or add //models/whisper:libraries_all to your target's "
                               f"data)") from None
-    paged = None
-    if entry.get("decoder_paged"):
-        with contextlib.suppress(FileNotFoundError):  # optional: only Streams needs it
-            paged = runfiles.locate("ckw", entry["decoder_paged"])
     return Libraries(name=entry["name"], variant=entry["variant"], model=entry["model"],
-                     precision=entry["precision"], decoder_paged=paged, **paths)
-
-
-def which_have_streams() -> str:
-    """Which library sets this build has the multi-sequence decoder for, for a refusal."""
-    try:
-        names = sorted({describe(e) for e in load_index().values() if e.get("decoder_paged")})
-    except EngineError:  # a program without the library index: the docs say which
-        return "docs/multi-stream.md says which models have one"
-    return "it has one for: " + (", ".join(names) or "none")
+                     precision=entry["precision"], **paths)
 
 
 def models_at(precision: str, index: dict | None = None) -> list[str]:

@@ -1,6 +1,6 @@
 """Many transcriptions at once in one engine (issue 25, docs/multi-stream.md).
 
-    streams = Streams.of(engine)                           # or Streams.from_runfiles("tiny")
+    streams = Streams(engine)                              # or Streams.from_runfiles("tiny")
     a = streams.submit("meeting.m4a", language=None)      # any thread; returns at once
     b = streams.submit("call.wav", beam_size=5, word_timestamps=True)
     for s in a.segments():                                 # as they are decoded
@@ -29,9 +29,9 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from runtime import abi, engine as engine_mod, libraries
+from runtime import abi, engine as engine_mod
 from runtime.engine import Engine, EngineError
-from runtime.paged_decoder import Cancelled, PagedDecoder
+from runtime.paged_decoder import Cancelled
 from runtime.transcription import Segment, TranscriptionInfo, collect
 
 DEFAULT_STREAMS = 8
@@ -39,13 +39,15 @@ _END = object()
 
 
 class Streams:
-    def __init__(self, engine: Engine, decoder_paged: str, max_streams: int = DEFAULT_STREAMS,
-                 threads: int | None = None):
+    """Many requests on `engine`'s multi-sequence decoder (the engine is then theirs: close()
+    closes it, and it transcribes nothing else meanwhile)."""
+
+    def __init__(self, engine: Engine, max_streams: int = DEFAULT_STREAMS):
         if max_streams < 1:
+            engine.close()
             raise EngineError(f"max_streams={max_streams}: give at least 1")
         self.engine = engine
-        self.paged = PagedDecoder(decoder_paged, engine_mod._build_name(engine.variant, engine.precision),
-                                  engine.weights_path, threads, max_beams=engine.decoder.max_beams)
+        self.paged = engine.paged
         self.max_streams = min(max_streams, self.paged.max_groups)
         self._slots = threading.Semaphore(self.max_streams)
         self._turn = threading.Lock()  # admission in submission order
@@ -54,26 +56,11 @@ class Streams:
         self.closed = False
 
     @classmethod
-    def of(cls, engine: Engine, max_streams: int = DEFAULT_STREAMS, threads: int | None = None) -> "Streams":
-        """On `engine` (which it then owns): any engine whose libraries include the multi-sequence
-        decoder (the library index names them); EngineError otherwise, `engine` closed."""
-        try:
-            if engine.decoder_paged_path is None:
-                raise EngineError(f"{engine.model} {engine.precision}: this program has no multi-sequence decoder "
-                                  f"for it ({libraries.which_have_streams()}); transcribe one file at a time instead")
-            return cls(engine, engine.decoder_paged_path, max_streams, threads)
-        except abi.AbiError as e:
-            engine.close()
-            raise EngineError(f"{engine.model}: the multi-sequence decoder: {e}") from e
-        except BaseException:
-            engine.close()
-            raise
-
-    @classmethod
-    def from_runfiles(cls, variant: str, max_streams: int = DEFAULT_STREAMS, threads: int | None = None) -> "Streams":
-        """tiny or base (fp32) from the runfiles: //runtime:engine_data_<variant> and the
-        variant's libckw_<variant>_decoder_paged.so in the target's data."""
-        return cls.of(Engine.from_runfiles(variant, threads=threads), max_streams, threads)
+    def from_runfiles(cls, variant: str, max_streams: int = DEFAULT_STREAMS, threads: int | None = None,
+                      precision: str = "fp32") -> "Streams":
+        """tiny or base from the runfiles (//runtime:engine_data_<variant>[_<precision>] in the
+        target's data)."""
+        return cls(Engine.from_runfiles(variant, precision=precision, threads=threads), max_streams)
 
     def submit(self, audio, *, on_progress: Callable[[float], None] | None = None, **options) -> "Request":
         """Starts transcribing `audio` (as Engine.transcribe: a path, bytes or 16 kHz samples)
@@ -91,7 +78,7 @@ class Streams:
         def encode(window: np.ndarray) -> np.ndarray:
             self.paged._leave_loop(group)  # the other requests' steps do not wait for this window
             # Between two steps, not beside one: both run on every core, and two at once thrash.
-            return self.paged._call(lambda: self.engine.encoder.run(window).copy(), group)
+            return self.paged._call(lambda: self.engine.encoder.run(window), group)
         return encode
 
     def close(self) -> None:
@@ -103,7 +90,6 @@ class Streams:
             r.cancel()
         for r in running:
             r._thread.join()
-        self.paged.close()
         self.engine.close()
 
     def __enter__(self) -> "Streams":

@@ -25,7 +25,6 @@ from absl import app, flags
 # The single-file CLI: its --model, --model_dir, --precision, --output_format and decoding flags are ours too.
 from runtime.options import options_from
 from models.whisper.checkpoint.errors import CheckpointError
-from runtime import checkpoint_check, libraries
 from runtime.errors import EngineError
 from tools import transcribe
 from tools.corpus import actor, cluster, inputs, journal, progress, scheduler, shipping
@@ -41,8 +40,7 @@ flags.DEFINE_integer("workers", None, "Ray actors, each with one engine (default
                      "--threads_per_worker).")
 flags.DEFINE_integer("threads_per_worker", 1, "Threads of each actor's engine (the Ray CPUs each actor reserves).")
 flags.DEFINE_integer("streams", 1, "Files each actor transcribes at once in its one engine, their decode steps shared "
-                     "(runtime/streams.py; models with the multi-sequence decoder: tiny.en and base at fp32). 1: one "
-                     "file at a time, which is as fast on 2 cores (docs/multi-stream.md).")
+                     "(runtime/streams.py). 1: one file at a time, which is as fast on 2 cores (docs/multi-stream.md).")
 flags.DEFINE_string("address", None, "Join this running Ray cluster (the head's HOST:PORT, or auto); default: start a "
                     "local Ray instance sized to this machine.")
 
@@ -123,7 +121,6 @@ def run() -> int:
         print(f"transcribe_corpus: {len(todo)} files to transcribe, {len(files) - len(todo)} finished before "
               f"(journal {book.path})", file=sys.stderr)
         spec = transcribe.engine_spec()  # found and converted once, by the driver
-        _check_streams(spec)
         with tempfile.TemporaryDirectory(prefix="ckw-corpus-") as scratch:
             cluster.connect(ray, address, shipping.runtime_env(FLAGS.threads_per_worker, scratch))
             _stop_on_sigterm()  # after ray.init, which installs its own handler (exit without a summary)
@@ -133,17 +130,6 @@ def run() -> int:
                 ray.shutdown()
     finally:
         book.close()
-
-
-def _check_streams(spec: dict) -> None:
-    """--streams > 1 needs the checkpoint's multi-sequence decoder: refused here, before Ray starts."""
-    if FLAGS.streams == 1:
-        return
-    files = checkpoint_check.CheckpointFiles(spec["checkpoint_dir"], "")
-    if libraries.for_checkpoint(files.manifest, files.manifest_path).decoder_paged is None:
-        raise UsageError(f"--streams={FLAGS.streams}: this build has no multi-sequence decoder for "
-                         f"{spec['model'] or spec['checkpoint_dir']} at {FLAGS.precision} "
-                         f"({libraries.which_have_streams()}); use --streams=1")
 
 
 def _run_on_ray(ray, todo, skipped, spec, options, output_dir, book) -> int:

@@ -320,7 +320,6 @@ def test_ray_missing_is_one_line(capsys, monkeypatch, corpus_dir, tmp_path):
     (["--wav=x.wav"], "--wav belongs to //tools:transcribe"),
     (["--threads_per_worker=0"], "--threads_per_worker=0 must be at least 1"),
     (["--streams=0"], "--streams=0 must be at least 1"),
-    (["--streams=2", "--precision=bf16"], "--streams=2: this build has no multi-sequence decoder for tiny.en at bf16"),
     (["--input=/nonexistent"], "--input=/nonexistent: no such folder or list file"),
 ])
 def test_errors_are_one_line(capsys, corpus_dir, tmp_path, args, message):

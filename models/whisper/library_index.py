@@ -4,12 +4,11 @@ A checkpoint found at run time (runtime/checkpoint_store.py) is matched to libra
 manifest's layout_sha256, the digest each library's create() checks, so the runtime never maps
 model names to libraries by hand: any checkpoint of a built layout (a fine-tune too) finds them.
 
-    library_index --out libraries.json [--paged NAME ...] VARIANT=MODEL=PRECISION=MANIFEST ...
+    library_index --out libraries.json VARIANT=MODEL=PRECISION=MANIFEST ...
 
 VARIANT is the variant (models/whisper/whisper.bzl), MODEL the published model whose dimensions
 its libraries were generated from, MANIFEST the manifest.json they were generated against; the
-libraries are libckw_<name>_<part>.so, name the variant (fp32) or <variant>_<precision>. --paged
-names the libraries that also have the multi-sequence decoder (decoder_paged, runtime/streams.py).
+libraries are libckw_<name>_<part>.so, name the variant (fp32) or <variant>_<precision>.
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ FRONTENDS = {80: "models/whisper/libckw_whisper_frontend.so", 128: "models/whisp
 CONV1 = "model.encoder.conv1.weight"  # [d_model, n_mels, 3]
 
 
-def entry(spec: str, paged: frozenset = frozenset()) -> tuple[str, dict]:
+def entry(spec: str) -> tuple[str, dict]:
     """(layout_sha256, index entry) of one VARIANT=MODEL=PRECISION=MANIFEST argument."""
     try:
         variant, model, precision, manifest_path = spec.split("=", 3)
@@ -47,19 +46,18 @@ def entry(spec: str, paged: frozenset = frozenset()) -> tuple[str, dict]:
         "frontend": FRONTENDS[n_mels],
         "encoder": f"models/whisper/libckw_{name}_encoder.so",
         "decoder": f"models/whisper/libckw_{name}_decoder.so",
-        "decoder_paged": f"models/whisper/libckw_{name}_decoder_paged.so" if name in paged else None,
+        "decoder_paged": f"models/whisper/libckw_{name}_decoder_paged.so",
     }
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True)
-    parser.add_argument("--paged", nargs="*", default=[], help="names with a decoder_paged library")
     parser.add_argument("libraries", nargs="+", help="VARIANT=MODEL=PRECISION=MANIFEST")
     args = parser.parse_args(argv)
     index: dict = {}
     for spec in args.libraries:
-        digest, value = entry(spec, frozenset(args.paged))
+        digest, value = entry(spec)
         if digest in index:
             parser.error(f"{value['name']} and {index[digest]['name']} are built for the same layout; keep one")
         index[digest] = value

@@ -76,12 +76,9 @@ CHECKPOINT_FILES = ["weights.bin", "manifest.json", "model_config.json", "tokeni
 PARTS = {
     "encoder": struct(circuit = "//circuits:audio_transformer_encoder.json", phases = ["run"], only = None),
     "decoder": struct(circuit = "//circuits:audio_transformer_decoder.json", phases = ["prefill", "decode", "reorder"], only = None),
-    # Many independent sequences per decode step (docs/multi-stream.md).
-    "decoder_paged": struct(
-        circuit = "//circuits:audio_transformer_decoder_paged.json",
-        phases = ["prefill", "decode", "copy_blocks"],
-        only = ["tiny", "base"],
-    ),
+    # Many independent sequences per decode step (docs/multi-stream.md): what Engine.transcribe
+    # runs, one request or many; `decoder` stays for the one-window path and its own tests.
+    "decoder_paged": struct(circuit = "//circuits:audio_transformer_decoder_paged.json", phases = ["prefill", "decode", "copy_blocks"], only = None),
 }
 
 def _built(part, variant, precision = "fp32"):
@@ -260,10 +257,8 @@ def whisper_library_index(name, visibility = None):
       name: target name.
       visibility: visibility of the targets.
     """
-    specs, manifests, paged = [], [], []
+    specs, manifests = [], []
     for variant in sorted(MODELS) + sorted(FULL_DEPTH):
-        if _built("decoder_paged", variant):
-            paged.append(variant)
         model = MODELS.get(variant) or FULL_DEPTH[variant]
         manifest = ":%s_layout/manifest.json" % variant
         specs.append("%s=%s=fp32=$(location %s)" % (variant, model, manifest))
@@ -277,7 +272,7 @@ def whisper_library_index(name, visibility = None):
         name = name + "_json",
         srcs = manifests,
         outs = [name + ".json"],
-        cmd = "$(execpath //models/whisper:library_index) --out $@ --paged %s -- %s" % (" ".join(paged), " ".join(specs)),
+        cmd = "$(execpath //models/whisper:library_index) --out $@ %s" % " ".join(specs),
         tools = ["//models/whisper:library_index"],
         message = "Indexing the Whisper libraries by layout",
         visibility = visibility,

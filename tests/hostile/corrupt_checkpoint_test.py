@@ -42,7 +42,7 @@ FILES = ("weights.bin", "manifest.json", "model_config.json", "tokenizer.json", 
 
 def libraries():
     return tuple(runfiles.locate("ckw", f"models/whisper/libckw_{name}.so")
-                 for name in ("whisper_frontend", "tiny_encoder", "tiny_decoder"))
+                 for name in ("whisper_frontend", "tiny_encoder", "tiny_decoder", "tiny_decoder_paged"))
 
 
 def checkpoint_copy(folder, replace=None):

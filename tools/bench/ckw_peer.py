@@ -27,8 +27,15 @@ class CkwPeer:
         self.calls = {"encoder": 0, "prefill": 0, "decode": 0}
         self.prompt_tokens = 0  # of the last prefill: the one-window rows' prompt
         self._count(self.engine.encoder, "run", "encoder")
-        self._count(self.engine.decoder, "prefill", "prefill")
-        self._count(self.engine.decoder, "decode_batch", "decode")  # greedy's decode() goes through it
+        open_group = self.engine.paged.open_group
+
+        def counted_group():  # each transcription's decoder (runtime/paged_decoder.py)
+            group = open_group()
+            self._count(group, "prefill", "prefill")
+            self._count(group, "decode_batch", "decode")  # greedy's decode() goes through it
+            return group
+
+        self.engine.paged.open_group = counted_group
         with open(os.path.join(self.engine.checkpoint_dir, "manifest.json"), encoding="utf-8") as f:
             self.manifest = json.load(f)  # the weights as this build stores them (f16, bf16)
         self.state_bytes = floors.state_bytes()

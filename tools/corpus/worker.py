@@ -1,9 +1,9 @@
 """One corpus worker: a Ray actor process that holds one engine and transcribes files by path.
 
 The generated libraries are loaded once per actor and the weights file is memory-mapped
-read-only by the C side, so the actors on one node share its pages in the page cache. With
-streams > 1 the actor takes that many files at once (Ray runs its calls on as many threads) into
-one engine's runtime/streams.py, whose decode steps serve them all; each output is the same. The
+read-only by the C side, so the actors on one node share its pages in the page cache. The actor
+takes `streams` files at once (Ray runs its calls on as many threads) into its engine's
+runtime/streams.py, whose decode steps serve them all; each output is the single-file CLI's. The
 actor reads each file itself (the object store carries paths in and transcripts out, never
 audio) and returns the rendered output; the driver writes it and journals it.
 
@@ -20,7 +20,6 @@ import time
 from runtime import audio_input, output_formats
 from runtime.engine import EngineError
 from runtime.streams import Streams
-from runtime.transcription import collect
 
 
 class CorpusWorker:
@@ -31,7 +30,7 @@ class CorpusWorker:
         self.engine = transcribe.open_engine(engine_spec)
         # Options the checkpoint cannot honour (--language=de on tiny.en) stop the batch here, once.
         self.options = self.engine.check_options(**options)
-        self.streams = Streams.of(self.engine, max_streams=streams) if streams > 1 else None
+        self.streams = Streams(self.engine, max_streams=streams)
         self.output_format = output_format
         self.name = f"{socket.gethostname()}:{os.getpid()}"
 
@@ -45,12 +44,8 @@ class CorpusWorker:
         try:
             # The single-file CLI's path: the engine reads the file (WAV by the C parser, other
             # containers by PyAV), so each output equals //tools:transcribe's.
-            if self.streams:
-                request = self.streams.submit(path, **dataclasses.asdict(self.options))
-                result, info = request.result(), request.info
-            else:
-                segments, info = self.engine.transcribe(path, **dataclasses.asdict(self.options))
-                result = collect(segments, info, self.engine.tokenizer.eot)
+            request = self.streams.submit(path, **dataclasses.asdict(self.options))
+            result, info = request.result(), request.info
             output = output_formats.render_transcript(result, self.output_format)
         except (audio_input.AudioInputError, EngineError, ValueError) as e:
             message = str(e) if path in str(e) else f"{path}: {e}"

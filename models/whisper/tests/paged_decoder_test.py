@@ -1,4 +1,5 @@
-"""The multi-sequence decoder (decoder_paged, tiny's real weights; docs/multi-stream.md).
+"""The multi-sequence decoder (decoder_paged; docs/multi-stream.md), on tiny's real weights, and
+on every other layout's (bf16, the seeded sizes) the first check alone (`only=`).
 
 - Against the beam decoder (decoder): one sequence, then five beams forked from it and reordered,
   give the old library's logits bit for bit at every step (rows computed alone take the formulas
@@ -25,7 +26,7 @@ ARGS = dict(a.split("=", 1) for a in sys.argv[1:] if "=" in a)
 
 
 def lib(part):
-    return abi.Library.for_model(os.path.abspath(ARGS[part]), "tiny", part)
+    return abi.Library.for_model(os.path.abspath(ARGS[part]), ARGS.get("variant", "tiny"), part)
 
 
 class Paged:
@@ -248,4 +249,5 @@ class PagedDecoderTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(argv=[sys.argv[0]])
+    only = ARGS.get("only")
+    unittest.main(argv=[sys.argv[0]] + ([f"PagedDecoderTest.{only}"] if only else []))
