@@ -71,6 +71,11 @@ class PagedDecoder:
     def close(self) -> None:
         self.handle.close()
 
+    def load(self) -> tuple[int, int]:
+        """(requests holding a group, their sequences)."""
+        with self._cv:
+            return len(self._groups), sum(len(g.seqs) for g in self._groups)
+
     def open_group(self) -> "SequenceGroup":
         with self._cv:
             if len(self._groups) >= self.max_groups:

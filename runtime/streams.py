@@ -81,6 +81,14 @@ class Streams:
             return self.paged._call(lambda: self.engine.encoder.run(window), group)
         return encode
 
+    def load(self) -> dict:
+        """Requests submitted and not finished (`pending`), those of them decoding (`running`; the
+        others wait for a slot) and their sequences in the decoder: for admission and metrics."""
+        with self._lock:
+            pending = len(self._requests)
+        running, sequences = self.paged.load()
+        return {"pending": pending, "running": running, "sequences": sequences}
+
     def close(self) -> None:
         """Cancels what is still running, waits for it, frees the decoder and the engine."""
         self.closed = True
@@ -110,6 +118,7 @@ class Request:
         self._group = None
         self._cancelled = False
         self.info: TranscriptionInfo | None = None
+        self.started = threading.Event()  # set once `info` is known (duration, language), or the request ended
         self._thread = threading.Thread(target=self._run, name="ckw-stream", daemon=True)
 
     def _run(self) -> None:
@@ -124,6 +133,7 @@ class Request:
         except BaseException as e:  # handed to the consumer
             self._error = e
         finally:
+            self.started.set()
             self._segments.put(_END)
             with s._lock:
                 s._requests.discard(self)
@@ -140,6 +150,7 @@ class Request:
             segments, self.info = engine_mod.transcription(
                 self._audio, self._opts, frontend, s._encode(group), group, s.engine.tokenizer, s.engine.config,
                 s.engine.model_info(), self._on_progress, hold=contextlib.nullcontext)
+            self.started.set()
             for segment in segments:
                 self._segments.put(segment)
         finally:

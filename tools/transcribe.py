@@ -30,6 +30,7 @@ from absl import app, flags
 # engine, the audio readers and the checkpoint store are imported where they are used.
 from models.whisper.checkpoint.errors import CheckpointError
 from runtime import output_formats, runfiles, subtitles
+from tools import model_spec
 from runtime.errors import EngineError
 from runtime.options import APPEND_PUNCTUATIONS, PRECISIONS, PREPEND_PUNCTUATIONS, OptionError, options_from, \
     temperature_schedule
@@ -224,27 +225,8 @@ def check_model_flags() -> None:
 
 
 def engine_spec() -> dict:
-    """Where the engine of --model / --model_dir at --precision comes from, found (and converted
-    or derived into the cache if need be) once: open_engine's argument, plain data that a corpus
-    worker gets too. CheckpointError when it cannot be found, EngineError when this build has no
-    libraries at --precision for it."""
-    from models.whisper.checkpoint import store
-    from models.whisper.checkpoint.precision import derived
-    from runtime import libraries
-
-    directory = store.resolve(FLAGS.model, FLAGS.model_dir, FLAGS.local_files_only)
-    if FLAGS.precision != "fp32":
-        libraries.check_precision(directory, FLAGS.precision)
-        directory = derived.derived(directory, FLAGS.precision)
-    return {"checkpoint_dir": directory, "model": None if FLAGS.model_dir else store.model_name(FLAGS.model)}
-
-
-def open_engine(spec: dict, verify_weights: bool = False, threads: int | None = None) -> "Engine":
-    """The engine of an engine_spec() (EngineError)."""
-    from runtime.engine import Engine
-
-    return Engine.from_checkpoint(spec["checkpoint_dir"], verify_weights=verify_weights, threads=threads,
-                                  model=spec["model"])
+    """tools/model_spec.py's engine_spec for --model / --model_dir at --precision."""
+    return model_spec.engine_spec(FLAGS.model, FLAGS.model_dir, FLAGS.precision, FLAGS.local_files_only)
 
 
 def _flag_error(e: OptionError) -> str:
@@ -367,7 +349,7 @@ def main(argv):
                 os.makedirs(_user_path(FLAGS.output_dir), exist_ok=True)
             except OSError as e:
                 raise OutputFileError(f"--output_dir {FLAGS.output_dir}: cannot create it ({e.strerror})") from None
-        engine = open_engine(engine_spec(), FLAGS.verify_weights, FLAGS.threads or None)
+        engine = model_spec.open_engine(engine_spec(), FLAGS.verify_weights, FLAGS.threads or None)
     except (CheckpointError, EngineError, OutputFileError) as e:
         return _error(str(e), EXIT_BAD_INPUT)
     with engine:

@@ -24,10 +24,10 @@ from runtime.streams import Streams
 
 class CorpusWorker:
     def __init__(self, engine_spec: dict, options: dict, output_format: str, streams: int = 1):
-        from tools import transcribe  # the CLI's engine: the same libraries for the same checkpoint
+        from tools import model_spec  # the CLI's engine: the same libraries for the same checkpoint
 
         # The engine's thread count comes from CKW_NUM_THREADS in the actor's runtime_env.
-        self.engine = transcribe.open_engine(engine_spec)
+        self.engine = model_spec.open_engine(engine_spec)
         # Options the checkpoint cannot honour (--language=de on tiny.en) stop the batch here, once.
         self.options = self.engine.check_options(**options)
         self.streams = Streams(self.engine, max_streams=streams)

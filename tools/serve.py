@@ -1,0 +1,78 @@
+"""An OpenAI-compatible transcription server (server/app.py) on uvicorn.
+
+    ./bazelw run //tools:serve -- --model tiny.en --model base --port 8000
+    curl localhost:8000/v1/audio/transcriptions -F file=@talk.wav -F model=base -F response_format=srt
+
+Each --model gets one engine and one scheduler (runtime/streams.py) that all its requests share;
+clients use the openai SDK (`OpenAI(base_url="http://HOST:PORT/v1", api_key=...)`). `whisper-1`
+names the first model too. The checkpoints are found (and converted into the ckw cache) before the
+server starts, as the CLI finds them; a wrong --model is a one-line error and exit status 1.
+"""
+
+import logging
+import os
+import sys
+
+from absl import app, flags
+
+from models.whisper.checkpoint.errors import CheckpointError
+from runtime.errors import EngineError
+from runtime.options import PRECISIONS
+
+FLAGS = flags.FLAGS
+flags.DEFINE_multi_string("model", ["tiny.en"], "A Whisper model to serve, as the CLI's --model (tiny.en, base, "
+                          "small, ..., a Hub id); repeat for several. Requests name it in their model field.")
+flags.DEFINE_enum("precision", "fp32", list(PRECISIONS), "Weights of every served model, as the CLI's --precision.")
+flags.DEFINE_bool("local_files_only", False, "Never contact the Hugging Face Hub (as the CLI's).")
+flags.DEFINE_string("host", "127.0.0.1", "Address to listen on (0.0.0.0: every interface).")
+flags.DEFINE_integer("port", 8000, "TCP port to listen on.")
+flags.DEFINE_string("api_key", None, "Require the header Authorization: Bearer <key> on /v1/* (default: "
+                    "CKW_API_KEY from the environment, else no key).")
+flags.DEFINE_integer("max_streams", 8, "Requests per model decoding at once (their decode steps shared).")
+flags.DEFINE_integer("max_queue", 64, "Requests per model waiting for a slot beyond --max_streams; more are "
+                     "answered 429 with Retry-After.")
+flags.DEFINE_float("max_upload_mb", 25.0, "Largest audio upload in MiB (openai's limit is 25 MB); larger: 413.")
+flags.DEFINE_float("max_audio_seconds", 4 * 3600.0, "Longest recording in seconds; longer: 400 (0: no limit).")
+flags.DEFINE_string("alias", "whisper-1", "A model name that means the first --model too (empty: none).")
+flags.DEFINE_integer("threads", 0, "Threads of each model's engine (0: every CPU this process may use).")
+
+
+def main(argv):
+    if len(argv) > 1:
+        return _error(f"unexpected argument {argv[1]!r}; every option is a flag (--help)")
+    for name in ("max_streams", "max_queue", "port"):
+        if getattr(FLAGS, name) < (1 if name != "max_queue" else 0):
+            return _error(f"--{name}={getattr(FLAGS, name)} is too small")
+    if FLAGS.max_upload_mb <= 0 or FLAGS.threads < 0 or FLAGS.max_audio_seconds < 0:
+        return _error("--max_upload_mb must be above 0, --threads and --max_audio_seconds 0 or more")
+    if len(set(FLAGS.model)) != len(FLAGS.model):
+        return _error(f"--model {' '.join(FLAGS.model)}: a model is named twice")
+    import uvicorn
+
+    from runtime.streams import Streams
+    from server.app import Limits, create_app
+    from tools import model_spec
+
+    loaders = {}
+    try:
+        for name in FLAGS.model:
+            spec = model_spec.engine_spec(name, None, FLAGS.precision, FLAGS.local_files_only)
+            loaders[name] = (lambda s: lambda: Streams(model_spec.open_engine(s, threads=FLAGS.threads or None),
+                                                        FLAGS.max_streams))(spec)
+    except (CheckpointError, EngineError) as e:
+        return _error(str(e), 1)
+    limits = Limits(max_upload_bytes=int(FLAGS.max_upload_mb * 2**20), max_queue=FLAGS.max_queue,
+                    max_audio_s=FLAGS.max_audio_seconds, api_key=FLAGS.api_key or os.environ.get("CKW_API_KEY"))
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    application = create_app(loaders, limits, alias=FLAGS.alias or None)
+    uvicorn.run(application, host=FLAGS.host, port=FLAGS.port, log_level="info", access_log=False)
+    return 0
+
+
+def _error(message: str, status: int = 2) -> int:
+    print(f"serve: error: {message}", file=sys.stderr)
+    return status
+
+
+if __name__ == "__main__":
+    app.run(main)
