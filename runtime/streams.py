@@ -23,6 +23,7 @@ the encoder window ahead of it.
 """
 
 import contextlib
+import logging
 import queue
 import threading
 from collections.abc import Callable, Iterator
@@ -35,6 +36,7 @@ from runtime.paged_decoder import Cancelled
 from runtime.transcription import Segment, TranscriptionInfo, collect
 
 DEFAULT_STREAMS = 8
+log = logging.getLogger("ckw.streams")
 _END = object()
 
 
@@ -49,6 +51,10 @@ class Streams:
         self.engine = engine
         self.paged = engine.paged
         self.max_streams = min(max_streams, self.paged.max_groups)
+        if max_streams > self.max_streams:
+            log.warning("ckw: max_streams=%d: this decoder holds %d requests at once (%d sequences, up to %d beams "
+                        "each); %d decode at once, the others wait", max_streams, self.max_streams,
+                        self.paged.max_seqs, self.paged.max_beams, self.max_streams)
         self._slots = threading.Semaphore(self.max_streams)
         self._turn = threading.Lock()  # admission in submission order
         self._requests = set()

@@ -32,16 +32,19 @@ from server.served import Job, ServedModel
 log = logging.getLogger("ckw.serve")
 POLL_S = 0.25  # how often a waiting request checks that its client is still there
 FORM_OVERHEAD = 1 << 20  # multipart headers and text fields beside the file
+REPLICA_HEADER = "X-Ckw-Replica"  # on Ray Serve: the engine replica that answered, or started a stream (host:pid)
 
 
 class Limits:
-    def __init__(self, max_upload_bytes: int, max_queue: int, max_audio_s: float, api_key: str | None):
-        self.max_upload_bytes, self.max_queue, self.max_audio_s = max_upload_bytes, max_queue, max_audio_s
-        self.api_key = api_key
+    """What the HTTP side refuses; each model bounds its own queue (ServedModel)."""
+
+    def __init__(self, max_upload_bytes: int, api_key: str | None):
+        self.max_upload_bytes, self.api_key = max_upload_bytes, api_key
 
 
 def create_app(loaders: dict[str, Callable], limits: Limits, alias: str | None = None) -> FastAPI:
-    """loaders: model name -> a function returning its Streams (run in the loading thread);
+    """loaders: model name -> a function returning the model served (a ServedModel; on Ray Serve a
+    server/replicas.py RemoteModel), run in the loading thread;
     alias: a name that means the first model too (whisper-1, which unchanged clients send)."""
     app = FastAPI(title="ckw", docs_url=None, redoc_url=None, openapi_url=None)
     models: dict[str, ServedModel] = {}
@@ -51,7 +54,7 @@ def create_app(loaders: dict[str, Callable], limits: Limits, alias: str | None =
     def load() -> None:
         for name, loader in loaders.items():
             try:
-                models[name] = ServedModel(name, loader(), limits.max_queue, limits.max_audio_s)
+                models[name] = loader()
             except Exception as e:  # reported by /health; the server stays up to say so
                 state["error"] = f"{name}: {e}"
                 log.error("ckw serve: %s could not be loaded: %s", name, e)
@@ -127,8 +130,15 @@ def create_app(loaders: dict[str, Callable], limits: Limits, alias: str | None =
         finally:
             await form.close()
         job = model.submit(audio, upload.filename or "upload", ask, asyncio.get_running_loop())
-        if ask.stream:
-            return StreamingResponse(_sse(job, request), media_type="text/event-stream")
+        try:  # the status is the request's own until it decodes: bad audio, too long, a full replica
+            kind, value = await _next(job, request)
+            if kind == "error":
+                raise value
+        except ApiError as e:
+            finished(job, e)
+            raise
+        if ask.stream:  # headers go first: the replica that started it
+            return StreamingResponse(_sse(job, request), media_type="text/event-stream", headers=replica(job))
         result = None
         try:
             while result is None:
@@ -141,14 +151,17 @@ def create_app(loaders: dict[str, Callable], limits: Limits, alias: str | None =
             finished(job, e)
             raise
         finished(job)
-        text = render.body(result, ask.response_format, task, job.request.info.duration, ask.words)
-        return Response(text, media_type=render.MEDIA_TYPES[ask.response_format])
+        text = render.body(result, ask.response_format, task, job.duration, ask.words)
+        return Response(text, media_type=render.MEDIA_TYPES[ask.response_format], headers=replica(job))
+
+    def replica(job: Job) -> dict | None:
+        return {REPLICA_HEADER: job.replica} if job.replica else None
 
     def finished(job: Job, error: ApiError | None = None) -> None:
         outcome = "answered" if error is None else "cancelled" if error.status == 499 else "error"
         metrics.requests.labels(job.model.name, outcome).inc()
         if error is None:
-            metrics.audio.labels(job.model.name).inc(job.request.info.duration)
+            metrics.audio.labels(job.model.name).inc(job.duration)
 
     async def _sse(job: Job, request: Request):
         error = ApiError(499, "the client closed the connection", code="client_closed")

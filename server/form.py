@@ -34,6 +34,9 @@ class ApiError(Exception):
         self.status, self.message, self.param, self.code, self.kind = status, message, param, code, kind
         self.headers = headers or {}
 
+    def __reduce__(self):  # crosses from a Ray Serve replica to the ingress whole (server/replicas.py)
+        return ApiError, (self.status, self.message, self.param, self.code, self.kind, self.headers)
+
     def body(self) -> dict:
         return {"error": {"message": self.message, "type": self.kind, "param": self.param, "code": self.code}}
 

@@ -27,10 +27,11 @@ class Metrics:
     def observe_models(self, models: dict) -> None:
         """The gauges read from each loaded model's scheduler, at scrape time."""
         for name, model in models.items():
-            load = model.streams.load()
+            load = model.load()
             self.queue_depth.labels(name).set(max(0, load["pending"] - load["running"]))
             self.running.labels(name).set(load["running"])
-            self.sequences.labels(name).set(load["sequences"])
+            if "sequences" in load:  # known where the decoder is: not at a Ray Serve ingress
+                self.sequences.labels(name).set(load["sequences"])
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -45,18 +45,26 @@ class ServedModel:
                 raise ApiError(400, str(e), name, "invalid_value") from None
         return Job(self, request, filename, loop)
 
+    def load(self) -> dict:
+        """The scheduler's counts (runtime/streams.py Streams.load) for /metrics."""
+        return self.streams.load()
+
     def close(self) -> None:
         self.streams.close()
 
 
 class Job:
-    """One request's progress as events on the loop: ("segment", Segment), then ("done", result)
-    or ("error", ApiError)."""
+    """One request's progress as events on the loop: ("started", seconds of audio) once it decodes,
+    ("segment", Segment) as each is decoded, then ("done", result); or ("error", ApiError) at any
+    point. `duration` is set before "started" is put."""
+
+    replica = None  # which engine answers: only a Ray Serve replica's job names one (server/replicas.py)
 
     def __init__(self, model: ServedModel, request, filename: str, loop: asyncio.AbstractEventLoop):
         self.model = model
         self.request = request
         self.filename = filename
+        self.duration: float | None = None
         self.events: asyncio.Queue = asyncio.Queue()
         self._loop = loop
         threading.Thread(target=self._pump, name="ckw-serve-job", daemon=True).start()
@@ -78,6 +86,9 @@ class Job:
                                         f"{limit:g} s this server takes (--max_audio_seconds); send a shorter part",
                                         "file", "audio_too_long"))
             return
+        if r.info is not None:
+            self.duration = r.info.duration
+            self._put("started", self.duration)
         done = []
         try:
             for segment in r.segments():

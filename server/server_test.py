@@ -19,15 +19,13 @@ import socket
 import struct
 import subprocess
 import time
-import urllib.error
-import urllib.request
 
 import openai
 import pytest
 
 from runtime import runfiles
+from server.running import KEY, SERVE, Server, get
 
-SERVE = runfiles.locate("ckw", "tools/serve")
 CLI = runfiles.locate("ckw", "tools/transcribe")
 JFK = runfiles.locate("test_audio", "jfk.wav")
 GERMAN = runfiles.locate("test_audio", "multilingual/fleurs-de-001.ogg")
@@ -36,58 +34,6 @@ HARVARD = runfiles.locate("test_audio", "formats/OSR_us_000_0034_8k.wav")
 CLIPS = sorted(os.path.join(os.path.dirname(runfiles.locate("test_audio", "librispeech/MANIFEST.tsv")), f)
                for f in os.listdir(os.path.dirname(runfiles.locate("test_audio", "librispeech/MANIFEST.tsv")))
                if f.endswith(".flac"))[:4]
-KEY = "test-key"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def get(url: str, key: str | None = None) -> tuple[int, str]:
-    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {key}"} if key else {})
-    try:
-        with urllib.request.urlopen(request, timeout=30) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
-
-
-class Server:
-    """tools/serve on a free port; `health` holds every /health answer seen until the first 200."""
-
-    def __init__(self, tmp_path, *flags):
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log = open(tmp_path / f"serve-{self.port}.log", "w+")
-        self.proc = subprocess.Popen([SERVE, f"--port={self.port}", *flags], stdout=self.log, stderr=self.log)
-        self.health = []
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline:
-            assert self.proc.poll() is None, self.output()
-            try:
-                status, body = get(self.url + "/health")
-            except OSError:  # not listening yet
-                time.sleep(0.05)
-                continue
-            self.health.append((status, json.loads(body)))
-            if status == 200:
-                return
-            time.sleep(0.05)
-        raise AssertionError(f"no 200 from /health in 180 s: {self.output()}")
-
-    def output(self) -> str:
-        self.log.seek(0)
-        return self.log.read()
-
-    def client(self, key: str = KEY, **kwargs) -> openai.OpenAI:
-        return openai.OpenAI(base_url=self.url + "/v1", api_key=key, max_retries=0, timeout=300, **kwargs)
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(timeout=30)
-        self.log.close()
 
 
 @pytest.fixture(scope="module")

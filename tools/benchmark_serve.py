@@ -4,9 +4,10 @@
 
 A fixed list of requests (the shared LibriSpeech clips, and every --long_every-th request the
 long recording) is sent by N concurrent clients (the openai SDK, one thread each) to two servers
-started here on 127.0.0.1: the server as shipped (--max_streams 16: requests share decode steps),
+started here on 127.0.0.1: the server as shipped (--max_streams 8: requests share decode steps),
 and the same server with --max_streams 1, which serves one request at a time as whisper.cpp's
-server does. Per server and client count: requests per second, audio seconds per wall second,
+server does; with --ray_replicas N, also the server on Ray Serve (N engine replicas of one thread,
+behind the same HTTP API). Per server and client count: requests per second, audio seconds per wall second,
 p50/p95/p99 latency of the short and the long requests, and the short requests' p95 against their
 latency alone (one client, no long request running); every answer is compared with the one-client
 answer for the same file (they must be equal). Timings on a shared machine are noisy: read the
@@ -35,7 +36,9 @@ flags.DEFINE_string("model", "tiny.en", "The served model.")
 flags.DEFINE_list("clients", ["1", "4", "16"], "Concurrent clients per run.")
 flags.DEFINE_integer("requests", 48, "Requests per run (the same list for every run).", lower_bound=1)
 flags.DEFINE_integer("long_every", 12, "Every N-th request is the long recording (0: none).", lower_bound=0)
-flags.DEFINE_integer("max_streams", 16, "--max_streams of the multi-stream server.", lower_bound=1)
+flags.DEFINE_integer("max_streams", 8, "--max_streams of the multi-stream server.", lower_bound=1)
+flags.DEFINE_integer("ray_replicas", 0, "Also the server on Ray Serve (a local Ray instance) with this many engine "
+                     "replicas of one thread each, --max_streams each (0: not run).", lower_bound=0)
 
 
 class Server:
@@ -116,8 +119,12 @@ def main(argv):
           f"{sgemm.cpu_info()['model']}, {os.cpu_count()} CPUs")
     rows = []
     with tempfile.TemporaryDirectory(prefix="ckw-benchmark-serve-") as logs:
-        for name, max_streams in (("one at a time", 1), ("multi-stream", FLAGS.max_streams)):
-            server = Server(logs, f"--max_streams={max_streams}")
+        servers = [("one at a time", ["--max_streams=1"]), ("multi-stream", [f"--max_streams={FLAGS.max_streams}"])]
+        if FLAGS.ray_replicas:
+            servers.append((f"ray {FLAGS.ray_replicas}x1", ["--ray", f"--replicas={FLAGS.ray_replicas}", "--threads=1",
+                                                            f"--max_streams={FLAGS.max_streams}"]))
+        for name, server_flags in servers:
+            server = Server(logs, *server_flags)
             try:
                 server.transcribe(jobs[0][0], jobs[0][1])  # warm-up
                 solo = {path: server.transcribe(path, data) for path, data, _ in dict.fromkeys(

@@ -195,7 +195,8 @@ def main(argv):
                 memory = (bytes_per_block(d("n_audio"), d("n_layers"), d("n_heads"), d("d_model") // d("n_heads"), 4),
                           bytes_per_block(d("block_rows"), d("n_layers"), d("n_heads"),
                                           d("d_model") // d("n_heads"), 4))
-            rows.append((f"streams {n}", got_audio / got_wall, f"{100 * in_steps:.0f}%", compare(got, want)))
+            held = "" if s.max_streams == n else f" (holds {s.max_streams})"  # the decoder's max_groups
+            rows.append((f"streams {n}{held}", got_audio / got_wall, f"{100 * in_steps:.0f}%", compare(got, want)))
         engine.close()
         read_gbps, gflops = probes(config, threads_used())
         got_audio, got_wall, got = workers.transcribe(model, paths, options, FLAGS.workers)

@@ -34,13 +34,21 @@ flags.DEFINE_integer("max_queue", 64, "Requests per model waiting for a slot bey
 flags.DEFINE_float("max_upload_mb", 25.0, "Largest audio upload in MiB (openai's limit is 25 MB); larger: 413.")
 flags.DEFINE_float("max_audio_seconds", 4 * 3600.0, "Longest recording in seconds; longer: 400 (0: no limit).")
 flags.DEFINE_string("alias", "whisper-1", "A model name that means the first --model too (empty: none).")
-flags.DEFINE_integer("threads", 0, "Threads of each model's engine (0: every CPU this process may use).")
+flags.DEFINE_integer("threads", 0, "Threads of each model's engine (0: every CPU this process may use; with --ray: "
+                     "1). On Ray, each engine replica reserves this many Ray CPUs.")
+flags.DEFINE_bool("ray", False, "Run as a Ray Serve application: --replicas engines per model, each a Ray actor, "
+                  "behind the same HTTP API (docs/serve.md).")
+flags.DEFINE_string("address", None, "With --ray: the Ray cluster to join (its head's HOST:PORT, or auto); default: "
+                    "a Ray instance of this machine's own, stopped with the server.")
+flags.DEFINE_integer("replicas", 2, "With --ray: engine replicas per model (each one engine and its --max_streams).")
 
 
 def main(argv):
     if len(argv) > 1:
         return _error(f"unexpected argument {argv[1]!r}; every option is a flag (--help)")
-    for name in ("max_streams", "max_queue", "port"):
+    if (FLAGS.address or FLAGS["replicas"].present) and not FLAGS.ray:
+        return _error("--address and --replicas serve on Ray: add --ray")
+    for name in ("max_streams", "max_queue", "port", "replicas"):
         if getattr(FLAGS, name) < (1 if name != "max_queue" else 0):
             return _error(f"--{name}={getattr(FLAGS, name)} is too small")
     if FLAGS.max_upload_mb <= 0 or FLAGS.threads < 0 or FLAGS.max_audio_seconds < 0:
@@ -51,20 +59,32 @@ def main(argv):
 
     from runtime.streams import Streams
     from server.app import Limits, create_app
+    from server.served import ServedModel
     from tools import model_spec
 
-    loaders = {}
     try:
-        for name in FLAGS.model:
-            spec = model_spec.engine_spec(name, None, FLAGS.precision, FLAGS.local_files_only)
-            loaders[name] = (lambda s: lambda: Streams(model_spec.open_engine(s, threads=FLAGS.threads or None),
-                                                        FLAGS.max_streams))(spec)
+        specs = {name: model_spec.engine_spec(name, None, FLAGS.precision, FLAGS.local_files_only)
+                 for name in FLAGS.model}
     except (CheckpointError, EngineError) as e:
         return _error(str(e), 1)
-    limits = Limits(max_upload_bytes=int(FLAGS.max_upload_mb * 2**20), max_queue=FLAGS.max_queue,
-                    max_audio_s=FLAGS.max_audio_seconds, api_key=FLAGS.api_key or os.environ.get("CKW_API_KEY"))
+    limits = dict(max_upload_bytes=int(FLAGS.max_upload_mb * 2**20), api_key=FLAGS.api_key or os.environ.get("CKW_API_KEY"))
+    admission = dict(max_streams=FLAGS.max_streams, max_queue=FLAGS.max_queue, max_audio_s=FLAGS.max_audio_seconds)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    application = create_app(loaders, limits, alias=FLAGS.alias or None)
+    if FLAGS.ray:
+        from tools import serve_on_ray
+        from tools.corpus.cluster import ClusterError
+
+        try:
+            serve_on_ray.serve_forever(specs, limits, admission, FLAGS.alias or None, address=FLAGS.address,
+                                       replicas=FLAGS.replicas, threads=FLAGS.threads or 1, host=FLAGS.host,
+                                       port=FLAGS.port)
+        except ClusterError as e:
+            return _error(str(e), 1)
+        return 0
+    loaders = {name: (lambda n, s: lambda: ServedModel(n, Streams(model_spec.open_engine(s, threads=FLAGS.threads or None),
+                                                                  FLAGS.max_streams), FLAGS.max_queue,
+                                                    FLAGS.max_audio_seconds))(name, spec) for name, spec in specs.items()}
+    application = create_app(loaders, Limits(**limits), alias=FLAGS.alias or None)
     uvicorn.run(application, host=FLAGS.host, port=FLAGS.port, log_level="info", access_log=False)
     return 0
 

@@ -24,13 +24,15 @@ import zipfile
 from tools.wheel import elf
 
 NAME = "ckw"
-MOVED = ("runtime", "models", "tools")  # top-level packages of the workspace, moved under ckw
+MOVED = ("runtime", "models", "server", "tools")  # top-level packages of the workspace, moved under ckw
 MARKER = "PACKAGE_ROOT"  # runtime/runfiles.py: the installed package is the workspace root
 # Third-party modules the package may import -> their distribution (name in the lock).
 DISTRIBUTIONS = {"absl": "absl-py", "av": "av", "huggingface_hub": "huggingface_hub", "numpy": "numpy",
                  "platformdirs": "platformdirs", "soundfile": "soundfile", "tokenizers": "tokenizers",
                  "tqdm": "tqdm", "xxhash": "xxhash"}
-EXTRAS = {"ray": ["ray"]}
+EXTRAS = {"ray": ["ray"], "serve": ["fastapi", "uvicorn", "python-multipart", "prometheus_client"]}
+# Modules only the server imports: an extra's, not the package's own dependencies.
+EXTRA_MODULES = {"fastapi": "serve", "starlette": "serve", "prometheus_client": "serve", "ray": "ray"}
 REQUIRES_PYTHON = ">=3.11"
 EPOCH = (1980, 1, 1, 0, 0, 0)  # zip's earliest date: the same bytes on every build
 
@@ -44,7 +46,7 @@ def package_path(workspace_path: str) -> str:
 
 
 def rewrite_imports(source: str, where: str) -> str:
-    """`from runtime...`, `from models...`, `from tools...` -> `from ckw.<same>` at every depth;
+    """`from runtime...`, `from models...`, ... (MOVED) -> `from ckw.<same>` at every depth;
     `import runtime...` (which would bind another name) is refused."""
     lines = source.splitlines(keepends=True)
     for node in ast.walk(ast.parse(source, where)):
@@ -54,7 +56,7 @@ def rewrite_imports(source: str, where: str) -> str:
         if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module.split(".")[0] in MOVED:
             i, line = node.lineno - 1, lines[node.lineno - 1]
             head, tail = line[:node.col_offset], line[node.col_offset:]
-            new, n = re.subn(r"^from\s+(?=(?:runtime|models|tools)\b)", f"from {NAME}.", tail, count=1)
+            new, n = re.subn(rf"^from\s+(?=(?:{'|'.join(MOVED)})\b)", f"from {NAME}.", tail, count=1)
             if n != 1:
                 raise WheelError(f"{where}:{node.lineno}: an import split over lines; keep `from X` on one line")
             lines[i] = head + new
@@ -119,6 +121,7 @@ def build(files: list[tuple[str, str]], lock: str, module_bazel: str, out_dir: s
             d = os.path.dirname(d)
     entries[f"{NAME}/{MARKER}"] = b"The ckw package holds the workspace's files at their workspace paths.\n"
 
+    imports -= set(EXTRA_MODULES)
     unknown = sorted(imports - set(DISTRIBUTIONS))
     if unknown:
         raise WheelError(f"the package imports {', '.join(unknown)}, which tools/wheel/build_wheel.py DISTRIBUTIONS "

@@ -27,7 +27,7 @@ from runtime import runfiles
 from runtime.engine import Engine
 from tools.wheel import build_wheel, elf
 
-MOVED = ("runtime", "models", "tools")
+MOVED = ("runtime", "models", "server", "tools")
 
 
 @pytest.fixture(scope="module")
