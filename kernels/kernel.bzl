@@ -16,7 +16,11 @@ load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_library", "cc_test")
 load("//tools/codegen:kernel_info.bzl", "CkwKernelInfo", "ckw_kernel_entry")
 load("//tools/testing:pytest.bzl", "py_pytest")
 
-ISAS = ["scalar", "avx2", "avx512", "avx512bf16", "amx"]
+ISAS = ["scalar", "avx2", "avx512", "avx512bf16", "amx", "avxvnni", "avx512vnni", "amxint8"]
+
+# The paths the *_avx512emu test runs on emulated intrinsics (every one past AVX2; the VNNI and
+# AMX-INT8 ones of the int8 GEMM on kernels/common/vnni_amx_int8_emulation.h).
+EMULATED_ISAS = ["avx512", "avx512bf16", "amx", "avxvnni", "avx512vnni", "amxint8"]
 
 # Sources on emulated intrinsics are for tests, and GCC needs 112 s at -O3 (33 s at -O1, 5 s at
 # -Og) for one emulated GEMM core: -Og, which keeps the IEEE semantics the parity tests check.
@@ -98,7 +102,7 @@ def ckw_kernel(
     Targets (N = name): `N` (cc_library), `N_test` (C parity test, N_test.c), `N_bench` (the
     benchmark, N_bench.c, a smoke test under `bazel test`, `--benchmark` for the table),
     `N_avx512emu_test` (N_test.c again with the AVX-512 sources built on emulated intrinsics,
-    when "avx512" is in isas), `libckw_N.so` (ctypes), `N_contract` (generated N_contract.h with
+    when isas has one of EMULATED_ISAS), `libckw_N.so` (ctypes), `N_contract` (generated N_contract.h with
     `CKW_<KERNEL>_TOLERANCE_C` per map and `<N>_ISAS(X)`, the X-macro over isas) and
     `N_kernel` (the registry entry). A hand-written `N_py_test.py` next to it (cases the generic
     contract test cannot state: special values, peers such as openai-whisper) becomes the
@@ -180,7 +184,7 @@ def ckw_kernel(
         deps = test_deps,
         linkstatic = True,
     )
-    if "avx512" in isas and (emulated_srcs != [] or emulated_deps):
+    if [i for i in isas if i in EMULATED_ISAS] and (emulated_srcs != [] or emulated_deps):
         cc_library(
             name = name + "_avx512emu",
             testonly = True,

@@ -33,7 +33,7 @@ from runtime.transcription import Segment, TranscriptionInfo, collect
 N_FRAMES = 3000  # one 30 s window of log-mel frames
 # Values of CKW_ISA, the cap on the kernels' run-time ISA choice (kernels/common/cpu.h); unset or
 # empty: the best the CPU has. The libraries read it once, at their first kernel call.
-ISA_CAPS = ("amx", "avx512bf16", "avx512", "avx2", "scalar")
+ISA_CAPS = ("amx", "avx512bf16", "avx512vnni", "avx512", "avxvnni", "avx2", "scalar")  # kernels/common/cpu.h
 
 
 def check_isa_cap() -> None:

@@ -90,9 +90,9 @@ TokenSpec = Optional[Union[str, Sequence[int]]]
 # openai-whisper's transcribe() defaults: marks merged into the next / the previous word.
 PREPEND_PUNCTUATIONS = "\"'“¿([{-"
 APPEND_PUNCTUATIONS = "\"'.。,，!！?？:：”)]}、"
-# An engine's builds: fp32, the converted checkpoint (the parity build); bf16, weights derived from
-# it by models/whisper/precision_bf16.json (libraries ckw_<variant>_bf16_<part>).
-PRECISIONS = ("fp32", "bf16")
+# An engine's builds: fp32, the converted checkpoint (the parity build); bf16 and int8, weights
+# derived from it by models/whisper/precision_<precision>.json (libraries ckw_<variant>_<precision>_<part>).
+PRECISIONS = ("fp32", "bf16", "int8")
 
 
 @dataclasses.dataclass(frozen=True)

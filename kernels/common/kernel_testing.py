@@ -20,8 +20,8 @@ _CTYPES = {
     "int": ctypes.c_int,
     "int64_t": ctypes.c_int64,
 }
-_POINTEE = {"float": np.float32, "int32_t": np.int32, "uint8_t": np.uint8, "uint16_t": np.uint16, "int64_t": np.int64,
-            "void": None}
+_POINTEE = {"float": np.float32, "int32_t": np.int32, "uint8_t": np.uint8, "int8_t": np.int8, "uint16_t": np.uint16,
+            "int64_t": np.int64, "void": None}
 
 
 def bf16_from_f32(a) -> np.ndarray:
@@ -60,6 +60,7 @@ DTYPES = {
     "i32": DType(np.int32),
     "i16": DType(np.int16),
     "u8": DType(np.uint8),
+    "i8": DType(np.int8),  # int8_t (the int8 build's weights and token table, with f32 scales beside them)
 }
 
 
@@ -174,6 +175,9 @@ ISA_FLAGS = {
     "avx512": {"avx512f", "avx512bw", "avx512dq", "avx512vl", "f16c"},
     "avx512bf16": {"avx512f", "avx512bw", "avx512dq", "avx512vl", "f16c", "avx512_bf16"},
     "amx": {"avx512f", "avx512bw", "avx512dq", "avx512vl", "f16c", "avx512_bf16", "amx_tile", "amx_bf16"},
+    "avxvnni": {"avx2", "fma", "f16c", "avx_vnni"},
+    "avx512vnni": {"avx512f", "avx512bw", "avx512dq", "avx512vl", "f16c", "avx512_vnni"},
+    "amxint8": {"avx512f", "avx512bw", "avx512dq", "avx512vl", "f16c", "avx512_vnni", "amx_tile", "amx_int8"},
 }
 
 

@@ -66,6 +66,7 @@ FULL_DEPTH = {
 # (the manifest's weight dtypes choose the kernels), named <variant>_<precision>_<part>.
 PRECISIONS = {
     "bf16": "//models/whisper:precision_bf16.json",
+    "int8": "//models/whisper:precision_int8.json",
 }
 
 # The files of a packed checkpoint (models/whisper/checkpoint/packed.py).

@@ -35,6 +35,19 @@ class Weight:
     shape: Tuple
 
 
+def with_companions(weights: Dict[str, Weight], ports: Dict[str, dict]) -> Dict[str, Weight]:
+    """`weights` plus the tensors a kernel reads beside them (a port's `companion`: e.g. an int8
+    weight's per-output-channel scales, the tensor named `<weight's tensor><suffix>`, its shape the
+    weight's `axes`), unless the op binds that port itself."""
+    out = dict(weights)
+    for port, spec in sorted(ports.items()):
+        c = spec.get("companion")
+        if c and port not in out and c["of"] in weights:
+            base = weights[c["of"]]
+            out[port] = Weight(base.tensor + c["suffix"], tuple(base.shape[i] for i in c["axes"]))
+    return out
+
+
 @dataclass
 class Op:
     name: str
@@ -236,7 +249,7 @@ def build(doc: Document, config: Document) -> Graph:
                  data["phases"], data.get("sequence"), data["externals"], states, outputs, cross, unroller.ops)
 
 
-INTEGER_DTYPES = ("i64", "i32", "i16", "u8")
+INTEGER_DTYPES = ("i64", "i32", "i16", "u8", "i8")
 
 
 def _check_range(path: str, name: str, ext: dict) -> None:

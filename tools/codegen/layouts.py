@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 from tools.codegen.errors import CompileError
-from tools.codegen.graph import Graph, Op, Ref
+from tools.codegen.graph import Graph, Op, Ref, with_companions
 from tools.codegen.load import Document
 from tools.codegen.selection import Selection
 
@@ -189,7 +189,7 @@ class _Builder:
     def run_op(self, op: Op) -> None:
         doc = self.selection.providers[(op.name, self.phase)]
         ports = doc.data["ports"]
-        node = Node(op.name, doc, op, weights=dict(op.weights))
+        node = Node(op.name, doc, op, weights=with_companions(op.weights, ports))
         for port, ref in op.inputs.items():
             spec = ports[port]
             tid = self.source(ref, f"{op.name}:{port}")

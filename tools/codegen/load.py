@@ -189,7 +189,8 @@ def load_config(path: str) -> Document:
 # port spelling (models/whisper/checkpoint/packed.py); the others are numpy's and safetensors'.
 MANIFEST_DTYPES = {"f32": "f32", "float32": "f32", "F32": "f32", "<f4": "f32",
                    "bf16": "bf16", "bfloat16": "bf16", "BF16": "bf16",
-                   "f16": "f16", "float16": "f16", "F16": "f16", "<f2": "f16"}
+                   "f16": "f16", "float16": "f16", "F16": "f16", "<f2": "f16",
+                   "i8": "i8", "int8": "i8", "I8": "i8", "|i1": "i8"}
 
 
 def weight_dtypes(doc: Document) -> Dict[str, str]:

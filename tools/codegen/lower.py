@@ -15,7 +15,7 @@ from tools.codegen.plan import PhasePlan, StateRegion, align as plan_align, scra
 from tools.codegen.shapes import query_dims, shape_of
 
 # bf16 and f16 travel as their bit patterns (C has no portable 16-bit float type).
-C_TYPES = {"f32": "float", "bf16": "uint16_t", "f16": "uint16_t", "i64": "int64_t", "i32": "int32_t", "i16": "int16_t", "u8": "uint8_t"}
+C_TYPES = {"f32": "float", "bf16": "uint16_t", "f16": "uint16_t", "i64": "int64_t", "i32": "int32_t", "i16": "int16_t", "u8": "uint8_t", "i8": "int8_t"}
 
 
 # What a tensor name may hold: create() finds its manifest entry by it (a C string, a JSON string).

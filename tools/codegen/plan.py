@@ -17,7 +17,7 @@ from tools.codegen.layouts import Node, PhaseGraph
 from tools.codegen.shapes import shape_of
 
 ALIGN = 64
-DTYPE_BYTES = {"f32": 4, "bf16": 2, "f16": 2, "i64": 8, "i32": 4, "i16": 2, "u8": 1}
+DTYPE_BYTES = {"f32": 4, "bf16": 2, "f16": 2, "i64": 8, "i32": 4, "i16": 2, "u8": 1, "i8": 1}
 
 
 def align(n: int) -> int:

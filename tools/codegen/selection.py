@@ -82,7 +82,12 @@ def _check_slots(op: Op, doc: Document) -> None:
         if spec["role"] == "input" and port not in op.inputs and port not in op.weights:
             raise CompileError(f"{where}: missing port '{port}': wire it in /inputs")
         if spec["role"] == "weight" and port not in op.weights:
-            raise CompileError(f"{where}: missing port '{port}': bind a checkpoint tensor in /weights")
+            of = spec.get("companion", {}).get("of")
+            if of is None:
+                raise CompileError(f"{where}: missing port '{port}': bind a checkpoint tensor in /weights")
+            if of not in op.weights:  # read beside another weight (graph.with_companions)
+                raise CompileError(f"{where}: port '{port}' is read beside weight port '{of}', which the op does not "
+                                   "bind; bind a checkpoint tensor to it in /weights")
 
 
 def _check_contract(op: Op, doc: Document) -> None:

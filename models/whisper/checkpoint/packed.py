@@ -58,7 +58,10 @@ ALIGNMENT = 64
 DTYPE = "f32"  # the dtype of every value a conversion produces
 # Manifest dtype -> how its elements are stored (numpy dtype); bf16 as its bit pattern. f16 holds
 # fp32 values exactly (storage.py): the fp32 checkpoint's narrow form; bf16 rounds (a precision).
-DTYPE_STORAGE = {"f32": "<f4", "f16": "<f2", "bf16": "<u2"}
+DTYPE_STORAGE = {"f32": "<f4", "f16": "<f2", "bf16": "<u2", "i8": "|i1"}
+# An i8 tensor's per-output-channel scales (f32, one per row) are the tensor named + this
+# (precision/int8.py; the int8 kernel maps' `companion` ports read them).
+SCALE_SUFFIX = ".scale"
 # Stored dtypes whose values are the fp32 values themselves.
 EXACT_DTYPES = ("f32", "f16")
 DIGEST_RULE = (
@@ -133,7 +136,8 @@ class PackedCheckpoint:
         return memoryview(self._weights[e["offset"] : e["offset"] + e["nbytes"]])
 
     def tensor(self, name: str) -> np.ndarray:
-        """One tensor as float32: a read-only view of an f32 tensor (no copy), an f16 or bf16 one widened."""
+        """One tensor as float32: a read-only view of an f32 tensor (no copy), an f16 or bf16 one
+        widened, an i8 one times its scales (the values the int8 kernels compute with)."""
         if name not in self.entries:
             raise CheckpointError(f"{self._path('manifest.json')}: no tensor '{name}'")
         e = self.entries[name]
@@ -142,6 +146,9 @@ class PackedCheckpoint:
             flat = (flat.astype(np.uint32) << 16).view(np.float32)
         elif e["dtype"] == "f16":
             flat = flat.astype(np.float32)
+        elif e["dtype"] == "i8":
+            return (flat.reshape(e["shape"][0], -1).astype(np.float32)
+                    * self.tensor(name + SCALE_SUFFIX)[:, None]).reshape(e["shape"])
         return flat.reshape(e["shape"])
 
     def verify(self) -> None:

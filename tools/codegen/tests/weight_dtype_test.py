@@ -129,3 +129,58 @@ def test_lower_refuses_a_weight_whose_dtype_or_size_is_not_the_ports(tmp_path):
 
 if __name__ == "__main__":
     run_pytest(__file__)
+
+
+def int8_maps_and_manifest(tmp_path, scales=True):
+    """An int8 linear map (the bf16 one with w as i8 and a `w_scale` companion port) and the toy
+    manifest with the linear weights as i8 (1 byte each) and, with `scales`, their <name>.scale."""
+    maps = tmp_path / "i8_maps"
+    maps.mkdir()
+    m = json.loads(open(os.path.join(BF16_MAPS, "linear_bf16w.json")).read())
+    m["kernel"] = "ckw_i8w_gemm_nt_bias"
+    m["ports"]["w"]["dtype"] = "i8"
+    m["ports"]["w_scale"] = {"role": "weight", "dtype": "f32", "shape": ["N"], "layout": "vector",
+                             "placement": "weights", "companion": {"of": "w", "suffix": ".scale", "axes": [0]}}
+    m["abi"].insert(3, {"arg": "w_scale", "ctype": "const float *", "bind": "port:w_scale"})
+    for a in m["abi"]:
+        if a["arg"] == "w":
+            a["ctype"] = "const int8_t *"
+    (maps / "linear_i8w.json").write_text(json.dumps(m))
+    with open(F32_MANIFEST) as f:
+        manifest = json.load(f)
+    tensors = []
+    for t in manifest["tensors"]:
+        if t["name"].endswith(BF16_SUFFIXES):
+            t["dtype"], t["nbytes"] = "i8", t["nbytes"] // 4
+            if scales:
+                tensors.append(dict(t, name=t["name"] + ".scale", dtype="f32", shape=t["shape"][:1],
+                                    nbytes=4 * t["shape"][0]))
+        tensors.append(t)
+    offset = 0
+    for t in tensors:
+        t["offset"] = offset = (offset + 63) // 64 * 64
+        offset += t["nbytes"]
+    manifest["tensors"], manifest["weights_nbytes"] = tensors, offset
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    return str(maps), str(tmp_path / "manifest.json"), {t["name"]: t["offset"] for t in tensors}
+
+
+def test_a_companion_port_reads_the_tensor_beside_its_weight(tmp_path):
+    maps, manifest, offsets = int8_maps_and_manifest(tmp_path)
+    result = compile_toy([MAPS, maps], manifest)
+    q = calls(result, "blocks.0.q_proj")
+    assert q and {c["kernel"] for c in q} == {"ckw_i8w_gemm_nt_bias"}
+    args = {a["arg"]: a for a in q[0]["args"]}
+    assert args["w"]["c"] == f"(const int8_t *)(weights + {offsets['blocks.0.q.w']})"
+    assert args["w_scale"]["c"] == f"(const float *)(weights + {offsets['blocks.0.q.w.scale']})"
+    assert args["w_scale"]["source"] == "weight blocks.0.q.w.scale"
+    checked = {c["name"]: c["nbytes"] for c in result.ir["weight_checks"]}
+    assert checked["blocks.0.q.w"] == 8 * 8 and checked["blocks.0.q.w.scale"] == 8 * 4  # create() checks both
+
+
+def test_a_missing_companion_tensor_names_it_and_the_manifest(tmp_path):
+    maps, manifest, _ = int8_maps_and_manifest(tmp_path, scales=False)
+    with pytest.raises(CompileError) as e:
+        compile_toy([MAPS, maps], manifest)
+    msg = str(e.value)
+    assert "weight blocks.0." in msg and ".w.scale is not in " + manifest in msg and "\n" not in msg, msg

@@ -20,13 +20,20 @@ import sys
 
 from models.whisper.checkpoint import pack
 from models.whisper.checkpoint.errors import CheckpointError
-from models.whisper.checkpoint.packed import DTYPE, EXACT_DTYPES, PackedCheckpoint
-from models.whisper.checkpoint.precision import bf16
+from models.whisper.checkpoint.packed import DTYPE, EXACT_DTYPES, SCALE_SUFFIX, PackedCheckpoint
+from models.whisper.checkpoint.precision import bf16, int8
 from models.whisper.checkpoint.precision import policy as policy_lib
 
 AUDIT_FORMAT = "ckw-whisper-derived-audit-v1"
-# dtype -> float32 array -> its stored form
-_NARROW = {"bf16": bf16.round_to_bf16}
+# dtype -> how a float32 tensor is stored: [(name suffix, dtype, array)], the tensor itself first
+_NARROW = {
+    "bf16": lambda name, x: [("", "bf16", bf16.round_to_bf16(x))],
+    "i8": lambda name, x: list(zip(("", SCALE_SUFFIX), ("i8", "f32"), int8.quantize_rows(x, name))),
+}
+# dtype -> how its values were made (the manifest's derived_from/rounding)
+_ROUNDING = {"bf16": "round to nearest even; NaN stays NaN",
+             "i8": "per output channel: scale = max|row| / 127 (f32), q = round half to even of w / scale in "
+                   "[-127, 127], stored with its scales as <name>" + SCALE_SUFFIX}
 
 
 def derive(policy_path: str, source: str, out_dir: str, policy_name: str | None = None) -> dict:
@@ -44,13 +51,17 @@ def derive(policy_path: str, source: str, out_dir: str, policy_name: str | None 
     def tensors():
         for name in src.names():
             arr = src.tensor(name)
-            yield name, dtypes[name], (arr if dtypes[name] == DTYPE else _NARROW[dtypes[name]](arr))
+            if dtypes[name] == DTYPE:
+                yield name, DTYPE, arr
+            else:
+                for suffix, dtype, stored in _NARROW[dtypes[name]](name, arr):
+                    yield name + suffix, dtype, stored
 
     with pack.staged(out_dir) as tmp:
         entries, nbytes, weights_sha = pack.write_weights(tensors(), os.path.join(tmp, "weights.bin"))
         # Not "layout_sha256": the generated create() reads the first key of that name in the file.
         derived_from = {"source_manifest_sha256": src.manifest_sha256, "policy": policy_name or policy_path,
-                        "rounding": "round to nearest even; NaN stays NaN"}
+                        "rounding": "; ".join(_ROUNDING[d] for d in sorted(policy.dtypes))}
         manifest = pack.manifest_for(entries, nbytes, weights_sha, variant, precision=policy.precision,
                                      derived_from=derived_from)
         config = dict(src.config, manifest_sha256=manifest["manifest_sha256"], precision=policy.precision)

@@ -18,12 +18,13 @@ from models.whisper.checkpoint import synthetic
 from models.whisper.checkpoint.errors import CheckpointError
 from models.whisper.checkpoint.fetch import fetch
 from models.whisper.checkpoint.packed import PackedCheckpoint, runfiles_checkpoint_dir
-from models.whisper.checkpoint.precision import bf16, derive, derived, policy
+from models.whisper.checkpoint.precision import bf16, derive, derived, int8, policy
 from runtime import libraries, runfiles
 from runtime.checkpoint_check import CheckpointFiles
 from runtime.errors import EngineError
 
 POLICY = "models/whisper/precision_bf16.json"
+POLICY_INT8 = "models/whisper/precision_int8.json"
 
 
 def f32(bits):
@@ -95,6 +96,41 @@ def test_derived_checkpoint_verifies_and_rounds_only_what_the_policy_names(fp32_
             assert np.array_equal(raw.view("<u4"), want.view("<u4")), e["name"]  # copied bit for bit
     with open(os.path.join(out, "tokenizer.json"), "rb") as a, open(os.path.join(fp32_checkpoint, "tokenizer.json"), "rb") as b:
         assert a.read() == b.read()
+
+
+def test_int8_rows_are_symmetric_round_half_even_with_their_scale():
+    # Row 1: scale 15.875 / 127 = 1/8 exactly, so 0.5, 1.5 and 2.5 steps are exact ties.
+    x = np.array([[0.0, 0.0, 0.0, 0.0], [15.875, -0.1875, 0.3125, 0.0625], [-2.54, 0.01, 0.03, 1.0]], dtype=np.float32)
+    q, scale = int8.quantize_rows(x, "w")
+    assert q.dtype == np.int8 and scale.dtype == np.float32 and scale.shape == (3,)
+    assert scale[0] == 0 and not q[0].any()  # a row of zeros
+    assert np.abs(q).max(axis=1)[1:].tolist() == [127, 127]  # each row's largest value is +-127
+    assert scale[1] == 0.125 and q[1].tolist() == [127, -2, 2, 0]  # ties to even
+    rng = np.random.default_rng(1)
+    w = (rng.standard_normal((64, 96)) * np.exp2(rng.integers(-8, 8, (64, 1)))).astype(np.float32)
+    q, scale = int8.quantize_rows(w, "w")
+    err = np.abs(int8.dequantize_rows(q, scale).astype(np.float64) - w)
+    assert np.all(err <= scale[:, None].astype(np.float64) * 0.5 * (1 + 1e-6))  # half a step at most
+    with pytest.raises(CheckpointError, match="^tensor w: holds NaN or infinity"):
+        int8.quantize_rows(np.array([[1.0, np.nan]], dtype=np.float32), "w")
+
+
+def test_int8_checkpoint_stores_each_linear_weight_with_its_scales(fp32_checkpoint, tmp_path):
+    out = str(tmp_path / "int8")
+    derive.derive(POLICY_INT8, fp32_checkpoint, out)
+    CheckpointFiles(out, "tiny").verify_weights()
+    src, got = PackedCheckpoint(fp32_checkpoint), PackedCheckpoint(out)
+    dtypes = {e["name"]: e["dtype"] for e in got.manifest["tensors"]}
+    narrow = sorted(n for n, d in dtypes.items() if d == "i8")
+    assert got.manifest["precision"] == "int8" and "model.decoder.embed_tokens.weight" in narrow
+    assert sorted(n for n in dtypes if n.endswith(".scale")) == sorted(n + ".scale" for n in narrow)
+    for name in narrow:
+        q = np.frombuffer(got.raw(name), dtype=np.int8).reshape(got.entries[name]["shape"])
+        want_q, want_scale = int8.quantize_rows(src.tensor(name), name)
+        assert np.array_equal(q, want_q) and np.array_equal(got.tensor(name + ".scale"), want_scale)
+        assert np.array_equal(got.tensor(name), int8.dequantize_rows(q, want_scale))  # the reader's values
+    kept = [n for n, d in dtypes.items() if d == "f32" and not n.endswith(".scale")]
+    assert kept and all(np.array_equal(got.tensor(n).view("<u4"), src.tensor(n).view("<u4")) for n in kept)
 
 
 def test_real_policy_names_the_linear_weights_and_token_embedding_only():

@@ -1,12 +1,12 @@
-"""The bf16 gate: on every shared LibriSpeech clip, the bf16 build's WER is within 0.3 points
-(absolute) of the fp32 build's, and both are printed.
+"""The precision gate: on every shared LibriSpeech clip, a narrower build's WER (bf16, int8) is
+within 0.3 points (absolute) of the fp32 build's, and both are printed.
 
 Both builds transcribe each clip the way //tools:transcribe does (Engine.transcribe, English,
 greedy at temperature 0 only, so the run is deterministic and the two builds take the same
 decisions wherever their logits agree). Reference and hypothesis are normalized with
 openai-whisper's EnglishTextNormalizer (test-only); WER is the corpus WER: word-level edit
-distance summed over clips / reference words summed over clips. The variant comes from
-CKW_VARIANT (one Bazel target per variant).
+distance summed over clips / reference words summed over clips. The variant and precision come
+from CKW_VARIANT and CKW_PRECISION (one Bazel target per pair).
 """
 
 import os
@@ -20,7 +20,8 @@ from runtime.engine import Engine
 from tests.e2e.wer import edit_distance
 
 VARIANT = os.environ["CKW_VARIANT"]
-MAX_WER_GAP = 0.3  # percentage points, |WER_bf16 - WER_fp32|
+PRECISION = os.environ["CKW_PRECISION"]
+MAX_WER_GAP = 0.3  # percentage points, |WER_precision - WER_fp32|
 
 
 def librispeech() -> list[tuple[str, str]]:
@@ -51,14 +52,14 @@ def corpus_wer(precision: str, clips, normalize) -> float:
     return 100.0 * errors / words
 
 
-def test_bf16_wer_is_within_0_3_points_of_fp32():
+def test_wer_is_within_0_3_points_of_fp32():
     clips = librispeech()
     assert len(clips) >= 40  # every shared clip, not a sample
     normalize = EnglishTextNormalizer()
-    wer = {p: corpus_wer(p, clips, normalize) for p in ("fp32", "bf16")}
-    gap = wer["bf16"] - wer["fp32"]
-    report = (f"{VARIANT}: WER fp32 {wer['fp32']:.2f}%, bf16 {wer['bf16']:.2f}% (bf16 - fp32 = {gap:+.2f} points, "
-              f"gate |gap| <= {MAX_WER_GAP}) over {len(clips)} LibriSpeech clips")
+    wer = {p: corpus_wer(p, clips, normalize) for p in ("fp32", PRECISION)}
+    gap = wer[PRECISION] - wer["fp32"]
+    report = (f"{VARIANT}: WER fp32 {wer['fp32']:.2f}%, {PRECISION} {wer[PRECISION]:.2f}% ({PRECISION} - fp32 = "
+              f"{gap:+.2f} points, gate |gap| <= {MAX_WER_GAP}) over {len(clips)} LibriSpeech clips")
     print(report)
     print(report, file=sys.stderr)
     assert abs(gap) <= MAX_WER_GAP, report
