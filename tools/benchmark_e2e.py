@@ -57,8 +57,8 @@ flags.DEFINE_enum("ggml_type", "f16", ["f16", "f32"], "Weight type of the ggml f
 flags.DEFINE_integer("beam_size", 5, "Also a row with beam search on the clip: ckw with this many beams (all in one "
                      "decoder call per step), ckw greedy, faster-whisper with beam_size this; 0 or 1: no beam row.",
                      lower_bound=0)
-flags.DEFINE_list("precisions", ["fp32", "bf16"], "Builds of ckw to time: fp32 (every row) and bf16 (one more "
-                  "row on the clip, greedy: ckw-bf16 against the peers and ckw fp32).")
+flags.DEFINE_list("precisions", ["fp32", "bf16", "int8"], "Builds of ckw to time: fp32 (every row), bf16 and int8 "
+                  "(one more row each on the clip, greedy: that build against the peers and ckw fp32).")
 flags.DEFINE_integer("pause_ms", 300, "Idle time before each run, so the previous engine's spinning worker threads "
                      "(OpenMP, OpenBLAS) are asleep when the next starts.", lower_bound=0)
 flags.DEFINE_string("from_json", None, "Measure nothing: print the table of an earlier --json file (a stopped run's "
@@ -85,7 +85,7 @@ def load_engines(variant: str, scratch: str, threads: int, peers, ggml_type: str
                  precision: str = "fp32"):
     """ckw first, then the peers asked for; the ggml conversion's summary (or None). With beam_size:
     ckw with that many beams, ckw greedy (the cost of the beams) and faster-whisper with that many.
-    With precision bf16: ckw's bf16 build first, then ckw fp32 beside the peers."""
+    With precision bf16 or int8: that build first, then ckw fp32 beside the peers."""
     engines, ggml = [CkwPeer(variant, threads, beam_size, precision)], None
     if beam_size or precision != "fp32":
         engines.append(CkwPeer(variant, threads))
@@ -235,7 +235,7 @@ def main(argv):
         raise app.UsageError(f"--peers: unknown {', '.join(unknown)}; choose from {', '.join(PEERS)}")
     bad = [p for p in FLAGS.precisions if p not in PRECISIONS]
     if bad or "fp32" not in FLAGS.precisions:
-        raise app.UsageError(f"--precisions: {', '.join(bad) or 'no fp32'}; list fp32 and optionally bf16 (fp32 is "
+        raise app.UsageError(f"--precisions: {', '.join(bad) or 'no fp32'}; list fp32 and optionally bf16, int8 (fp32 is "
                              "every row's reference)")
     machine = sgemm.cpu_info()
     load_start = _loadavg()

@@ -26,14 +26,15 @@ def run(tmp_path_factory):
 def test_rows_engines_and_stages(run):
     _, report = run
     assert [(r["model"], r["long_form"], r["beam_size"], r["precision"]) for r in report["rows"]] == [
-        ("tiny", False, None, "fp32"), ("tiny", False, None, "bf16"), ("tiny", False, 5, "fp32"),
-        ("tiny", True, None, "fp32")]
-    greedy, bf16, beams, long_form = report["rows"]
-    # The bf16 build against the peers and the fp32 build, on the same clip.
-    assert list(bf16["engines"]) == ["ckw-bf16", "ckw", "fw-fp32", "fw-int8", "whisper.cpp-f16"]
-    assert set(bf16["ratios"]) == {"ckw", "fw-fp32", "fw-int8", "whisper.cpp-f16"}
-    assert all(bf16["engines"]["ckw-bf16"]["median_ms"][s] is not None for s in STAGES)
-    assert bf16["engines"]["ckw"]["text"] == greedy["engines"]["ckw"]["text"]
+        ("tiny", False, None, "fp32"), ("tiny", False, None, "bf16"), ("tiny", False, None, "int8"),
+        ("tiny", False, 5, "fp32"), ("tiny", True, None, "fp32")]
+    greedy, bf16, int8, beams, long_form = report["rows"]
+    # The bf16 and int8 builds against the peers and the fp32 build, on the same clip.
+    for row, label in ((bf16, "ckw-bf16"), (int8, "ckw-int8")):
+        assert list(row["engines"]) == [label, "ckw", "fw-fp32", "fw-int8", "whisper.cpp-f16"]
+        assert set(row["ratios"]) == {"ckw", "fw-fp32", "fw-int8", "whisper.cpp-f16"}
+        assert all(row["engines"][label]["median_ms"][s] is not None for s in STAGES)
+        assert row["engines"]["ckw"]["text"] == greedy["engines"]["ckw"]["text"]
     assert list(beams["engines"]) == ["ckw-b5", "ckw", "fw-fp32-b5", "fw-int8-b5"]
     # One decoder call per step for all five beams: about as many calls as greedy makes, not five times.
     b5, b1 = (beams["engines"][e]["runs"][0]["decode_steps"] for e in ("ckw-b5", "ckw"))
@@ -56,6 +57,7 @@ def test_rows_engines_and_stages(run):
     # The yardsticks: the read bandwidth in every row, a decoder step's bytes and floor on ckw's one-window rows.
     assert all(row["read"]["gbps"] > 0 for row in report["rows"])
     assert set(greedy["decode_floors"]) == {"ckw"} and set(bf16["decode_floors"]) == {"ckw-bf16", "ckw"}
+    assert set(int8["decode_floors"]) == {"ckw-int8", "ckw"}
     assert set(beams["decode_floors"]) == {"ckw-b5", "ckw"} and long_form["decode_floors"] == {}
     one, five = greedy["decode_floors"]["ckw"]["bytes"], beams["decode_floors"]["ckw-b5"]["bytes"]
     assert five["weights"] == one["weights"] > 0 and five["cross_kv"] == one["cross_kv"] > 0
