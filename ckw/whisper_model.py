@@ -36,8 +36,11 @@ APPEND_PUNCTUATIONS = "\"'.。,，!！?？:：”)]}、"
 DEVICES = ("cpu", "auto")
 DETECTION_SAMPLES = 30 * 16000  # the one window whose language is detected
 # compute_type -> the engine's precision. "default" keeps the checkpoint's (float32 compute: the
-# f16-stored published weights are widened exactly); "auto" is ckw's choice, float32.
-COMPUTE_TYPES = {"default": "fp32", "auto": "fp32", "float32": "fp32", "bfloat16": "bf16"}
+# f16-stored published weights are widened exactly); "auto" is ckw's choice, float32. int8 and
+# int8_float32 (CTranslate2: int8 weights, float32 elsewhere) are ckw's int8 build, which keeps
+# everything between its GEMMs in float32 too.
+COMPUTE_TYPES = {"default": "fp32", "auto": "fp32", "float32": "fp32", "bfloat16": "bf16", "int8": "int8",
+                 "int8_float32": "int8"}
 # openai-whisper's option -> faster-whisper's keyword of the same meaning, where the names differ.
 RENAMED = {"logprob_threshold": "log_prob_threshold"}
 # ctranslate2.models.Whisper's keywords that faster-whisper passes through, at their defaults.
@@ -201,7 +204,7 @@ class WhisperModel:
             raise ValueError(f"device_index={device_index!r}: ckw runs on the CPU; use 0")
         if not isinstance(compute_type, str) or compute_type not in COMPUTE_TYPES:
             raise ValueError(f"compute_type={compute_type!r}: not a type ckw computes in; use one of "
-                             f"{', '.join(COMPUTE_TYPES)} (bfloat16: tiny.en, base and their fine-tunes)")
+                             f"{', '.join(COMPUTE_TYPES)} (bfloat16, int8: tiny.en, base and their fine-tunes)")
         if isinstance(cpu_threads, bool) or not isinstance(cpu_threads, int) or cpu_threads < 0:
             raise ValueError(f"cpu_threads={cpu_threads!r}: give 0 (CKW_NUM_THREADS, else every CPU) or a "
                              "positive count")
@@ -239,7 +242,7 @@ class WhisperModel:
                                              model=None if local else store.model_name(path))
         self.model_size_or_path = model_size_or_path
         self.device = "cpu"
-        self.compute_type = {"fp32": "float32", "bf16": "bfloat16"}[precision]
+        self.compute_type = {"fp32": "float32", "bf16": "bfloat16", "int8": "int8"}[precision]
 
     @property
     def supported_languages(self) -> List[str]:

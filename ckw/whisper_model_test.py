@@ -202,8 +202,8 @@ def test_honoured_values_map(model, engine):
     ({"device": "cuda"}, ValueError, "device='cuda': ckw is a CPU engine; use device='cpu'"),
     ({"device": "cuda:1"}, ValueError, "device='cuda:1': ckw is a CPU engine; use device='cpu'"),
     ({"device": "tpu"}, ValueError, "device='tpu': ckw is a CPU engine"),
-    ({"compute_type": "int8"}, ValueError, "compute_type='int8': not a type ckw computes in; use one of default"),
-    ({"compute_type": "int8_float32"}, ValueError, "compute_type='int8_float32': "),
+    ({"compute_type": "int8_float16"}, ValueError, "compute_type='int8_float16': not a type ckw computes in; use "
+                                                   "one of default"),
     ({"compute_type": "float16"}, ValueError, "compute_type='float16': "),
     ({"device_index": 1}, ValueError, "device_index=1: "),
     ({"num_workers": 2}, ValueError, "num_workers=2: "),
@@ -220,20 +220,24 @@ def test_constructor_refusals_are_one_line(kwargs, error, message):
     assert str(e.value).startswith(message) and "\n" not in str(e.value), str(e.value)
 
 
-def test_bfloat16_is_derived_for_tiny_en_and_base_and_their_fine_tunes():
-    with open(runfiles.locate("ckw", "models/whisper/tiny_bf16_checkpoint/manifest.json"), encoding="utf-8") as f:
-        build = json.load(f)  # the build's own bf16 weights of tiny.en
+@pytest.mark.parametrize("compute_type,precision,named", [
+    ("bfloat16", "bf16", "bfloat16"), ("int8", "int8", "int8"), ("int8_float32", "int8", "int8")])
+def test_narrow_builds_are_derived_for_tiny_en_and_base_and_their_fine_tunes(compute_type, precision, named):
+    with open(runfiles.locate("ckw", f"models/whisper/tiny_{precision}_checkpoint/manifest.json"),
+              encoding="utf-8") as f:
+        build = json.load(f)  # the build's own weights of tiny.en at that precision
     # by name, and from a local directory (faster-whisper's tiny.en package): derived at run time
     for path in ("tiny.en", ct2_dir()):
-        with ckw.WhisperModel(path, compute_type="bfloat16", cpu_threads=2) as m:
-            assert m.engine.precision == "bf16" and m.compute_type == "bfloat16"
+        with ckw.WhisperModel(path, compute_type=compute_type, cpu_threads=2) as m:
+            assert m.engine.precision == precision and m.compute_type == named
             if path == "tiny.en":
                 assert m.engine.weights_sha256 == build["weights_sha256"]
             segments, _ = m.transcribe(jfk(), beam_size=1, temperature=0.0)
             assert "ask not what your country" in "".join(s.text for s in segments)
-    with pytest.raises(ValueError, match=r"^compute_type='bfloat16': this build has bf16 libraries for base, tiny.en "
-                                         r"\(and their fine-tunes\), not for 'small'; use compute_type='float32'$"):
-        ckw.WhisperModel("small", compute_type="bfloat16")
+    with pytest.raises(ValueError, match=rf"^compute_type='{compute_type}': this build has {precision} libraries for "
+                                         r"base, tiny.en \(and their fine-tunes\), not for 'small'; use "
+                                         r"compute_type='float32'$"):
+        ckw.WhisperModel("small", compute_type=compute_type)
 
 
 def test_defaults_construct_and_tolerate_ctranslate2_defaults():

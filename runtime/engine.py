@@ -53,7 +53,7 @@ def _build_name(variant: str, precision: str) -> str:
     """The libraries' name (libckw_<name>_<part>.so, symbols ckw_<name>_<part>_*); EngineError for
     an unknown precision."""
     if precision not in PRECISIONS:
-        raise EngineError(f"unknown precision {precision!r}; use {' or '.join(PRECISIONS)}")
+        raise EngineError(f"unknown precision {precision!r}; use {', '.join(PRECISIONS[:-1])} or {PRECISIONS[-1]}")
     return variant if precision == "fp32" else f"{variant}_{precision}"
 
 

@@ -83,5 +83,5 @@ def test_precision_selects_the_build_and_a_bad_one_is_one_line():
         assert bf16.manifest_sha256 != engine().manifest_sha256  # its own checkpoint and libraries
         assert bf16.encoder.lib.prefix.startswith("ckw_tiny_bf16_encoder")
     assert engine().model_info()["precision"] == "fp32"
-    with pytest.raises(EngineError, match=r"^unknown precision 'fp16'; use fp32 or bf16$"):
+    with pytest.raises(EngineError, match=r"^unknown precision 'fp16'; use fp32, bf16 or int8$"):
         Engine.from_runfiles("tiny", precision="fp16")
