@@ -1,6 +1,8 @@
-"""//tools:serve started as users start it, on a free port of 127.0.0.1, for the server's tests."""
+"""//tools:serve started as users start it, on a free port of 127.0.0.1: the server's tests and
+//tools:benchmark_serve run it through this."""
 
 import json
+import os
 import socket
 import subprocess
 import time
@@ -31,12 +33,13 @@ def get(url: str, key: str | None = None) -> tuple[int, str]:
 
 
 class Server:
-    """tools/serve on a free port; `health` holds every /health answer seen until the first 200."""
+    """tools/serve on a free port, its output in `log_dir`; `health` holds every /health answer seen
+    until the first 200 (AssertionError if none comes within `timeout` seconds or it exits)."""
 
-    def __init__(self, tmp_path, *flags, env: dict | None = None, timeout: float = 180):
+    def __init__(self, log_dir, *flags, env: dict | None = None, timeout: float = 180):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.log = open(tmp_path / f"serve-{self.port}.log", "w+")
+        self.log = open(os.path.join(log_dir, f"serve-{self.port}.log"), "w+")
         self.proc = subprocess.Popen([SERVE, f"--port={self.port}", *flags], stdout=self.log, stderr=self.log, env=env)
         self.health = []
         deadline = time.monotonic() + timeout
@@ -60,8 +63,8 @@ class Server:
         self.log.seek(0)
         return self.log.read()
 
-    def client(self, key: str = KEY, **kwargs) -> openai.OpenAI:
-        return openai.OpenAI(base_url=self.url + "/v1", api_key=key, max_retries=0, timeout=300, **kwargs)
+    def client(self, key: str = KEY, timeout: float = 300, **kwargs) -> openai.OpenAI:
+        return openai.OpenAI(base_url=self.url + "/v1", api_key=key, max_retries=0, timeout=timeout, **kwargs)
 
     def stop(self) -> None:
         self.proc.terminate()

@@ -16,18 +16,16 @@ ratios, and say which CPU.
 
 import concurrent.futures
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
 import openai
 from absl import app, flags
 
 from runtime import runfiles
+from server import running
 from tools.bench import sgemm
 from tools.corpus import inputs
 
@@ -41,43 +39,12 @@ flags.DEFINE_integer("ray_replicas", 0, "Also the server on Ray Serve (a local R
                      "replicas of one thread each, --max_streams each (0: not run).", lower_bound=0)
 
 
-class Server:
-    def __init__(self, log_dir: str, *flags_):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.log = open(os.path.join(log_dir, f"serve-{self.port}.log"), "w+")
-        self.proc = subprocess.Popen([runfiles.locate("ckw", "tools/serve"), f"--port={self.port}",
-                                      f"--model={FLAGS.model}", "--max_queue=10000", *flags_],
-                                     stdout=self.log, stderr=self.log)
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                self.log.seek(0)
-                raise RuntimeError(f"tools/serve exited: {self.log.read()}")
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=5) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            time.sleep(0.1)
-        else:
-            raise RuntimeError("tools/serve did not load its model in 300 s")
-        self.client = openai.OpenAI(base_url=f"http://127.0.0.1:{self.port}/v1", api_key="-", max_retries=0,
-                                    timeout=3600)
-
-    def transcribe(self, path: str, data: bytes) -> tuple[float, str, float]:
-        """(latency s, text, audio s) of one request."""
-        t0 = time.perf_counter()
-        r = self.client.audio.transcriptions.create(file=(os.path.basename(path), data), model=FLAGS.model,
-                                                    response_format="verbose_json")
-        return time.perf_counter() - t0, r.text, r.duration
-
-    def close(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(timeout=60)
-        self.log.close()
+def transcribe(client: openai.OpenAI, path: str, data: bytes) -> tuple[float, str, float]:
+    """(latency s, text, audio s) of one request."""
+    t0 = time.perf_counter()
+    r = client.audio.transcriptions.create(file=(os.path.basename(path), data), model=FLAGS.model,
+                                           response_format="verbose_json")
+    return time.perf_counter() - t0, r.text, r.duration
 
 
 def workload() -> list[tuple[str, bytes, bool]]:
@@ -103,11 +70,11 @@ def percentiles(values: list[float]) -> str:
     return f"{q[49]:6.2f} {q[94]:6.2f} {q[98]:6.2f}"
 
 
-def run(server: Server, jobs: list, clients: int):
+def run(client: openai.OpenAI, jobs: list, clients: int):
     """(wall s, [(latency, text, audio s, is long)]) with `clients` threads sending `jobs` in order."""
     t0 = time.perf_counter()
     with concurrent.futures.ThreadPoolExecutor(clients) as pool:
-        done = list(pool.map(lambda job: server.transcribe(job[0], job[1]) + (job[2],), jobs))
+        done = list(pool.map(lambda job: transcribe(client, job[0], job[1]) + (job[2],), jobs))
     return time.perf_counter() - t0, done
 
 
@@ -124,14 +91,15 @@ def main(argv):
             servers.append((f"ray {FLAGS.ray_replicas}x1", ["--ray", f"--replicas={FLAGS.ray_replicas}", "--threads=1",
                                                             f"--max_streams={FLAGS.max_streams}"]))
         for name, server_flags in servers:
-            server = Server(logs, *server_flags)
+            server = running.Server(logs, f"--model={FLAGS.model}", "--max_queue=10000", *server_flags, timeout=300)
+            client = server.client(key="-", timeout=3600)
             try:
-                server.transcribe(jobs[0][0], jobs[0][1])  # warm-up
-                solo = {path: server.transcribe(path, data) for path, data, _ in dict.fromkeys(
+                transcribe(client, jobs[0][0], jobs[0][1])  # warm-up
+                solo = {path: transcribe(client, path, data) for path, data, _ in dict.fromkeys(
                     (j[0], j[1], j[2]) for j in jobs)}
                 solo_short = [solo[p][0] for p, _, is_long in jobs if not is_long]
                 for n in counts:
-                    wall, done = run(server, jobs, n)
+                    wall, done = run(client, jobs, n)
                     same = sum(text != solo[job[0]][1] for (_, text, _, _), job in zip(done, jobs))
                     short = [lat for lat, _, _, is_long in done if not is_long]
                     rows.append((name, n, len(done) / wall, sum(a for _, _, a, _ in done) / wall,
@@ -140,7 +108,7 @@ def main(argv):
                                  / statistics.quantiles(solo_short, n=100, method="inclusive")[94],
                                  "identical texts" if not same else f"{same} texts differ"))
             finally:
-                server.close()
+                server.stop()
     base = {n: audio for name, n, _, audio, *_ in rows if name == "one at a time"}
     print(f"\n{'server':14} {'clients':>7} {'req/s':>6} {'audio s/s':>9} {'vs 1-at-a-time':>14}   "
           f"{'short p50/p95/p99 s':>20}   {'long p50/p95/p99 s':>20} {'short p95 / solo':>16}  check")

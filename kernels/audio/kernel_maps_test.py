@@ -1,5 +1,5 @@
-"""The audio kernel maps: schema-valid, the frontend's ops (the seven of a whole file and the
-five of a stream's blocks), and each `abi`/`queries` entry matching its C prototype in the
+"""The audio kernel maps: schema-valid, the frontend's ops (the seven of a whole file, the six of
+a stream's blocks and Silero VAD's two), and each `abi`/`queries` entry matching its C prototype in the
 header (names, types, order)."""
 
 import glob
@@ -26,6 +26,9 @@ OPS = {
     "audio_resample_input_span",
     "audio_log_mel_block",
     "audio_log_mel_clamp",
+    # Silero VAD's front (models/silero_vad)
+    "stream_frames",
+    "complex_magnitude",
 }
 WORKSPACE = lib.runfile("ckw")
 MAPS = sorted(p for p in glob.glob(os.path.join(lib.kernel_dir(), "*.json")) if not p.endswith("_registry.json"))

@@ -111,15 +111,15 @@ def write_packed(
 
 
 @contextlib.contextmanager
-def staged(out_dir: str):
-    """A fresh temporary directory in `out_dir` to write a checkpoint's five files into; when the
-    block ends they are renamed into place, manifest.json last; on failure nothing is renamed and
-    the temporary directory is removed."""
+def staged(out_dir: str, names: tuple[str, ...] = _PUBLISH_ORDER):
+    """A fresh temporary directory in `out_dir` to write a checkpoint's files (`names`, in publish
+    order: manifest.json last) into; when the block ends they are renamed into place in that order;
+    on failure nothing is renamed and the temporary directory is removed."""
     os.makedirs(out_dir, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=".ckw-pack-", dir=out_dir)
     try:
         yield tmp
-        for name in _PUBLISH_ORDER:
+        for name in names:
             os.replace(os.path.join(tmp, name), os.path.join(out_dir, name))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
