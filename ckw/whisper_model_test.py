@@ -7,7 +7,9 @@
 - the signatures (keyword names and defaults) and the Segment, Word, TranscriptionInfo and
   TranscriptionOptions fields equal the installed faster-whisper's, read from it;
 - every faster-whisper default is accepted; every value ckw cannot honour is a one-line error
-  naming the keyword (CUDA, int8, VAD, a repetition penalty, ...).
+  naming the keyword (CUDA, a repetition penalty, ...);
+- vad_filter and vad_parameters as faster-whisper takes them (a dict, its VadOptions or ckw's),
+  ignored as there with clip_timestamps, reported in info as there (vad_options, duration_after_vad).
 """
 
 import dataclasses
@@ -169,8 +171,11 @@ def test_every_default_given_explicitly_is_accepted(model):
     ({"prefix": "And so"}, "prefix"),
     ({"hotwords": "Kennedy"}, "hotwords"),
     ({"multilingual": True}, "multilingual"),
-    ({"vad_filter": True}, "vad_filter"),
-    ({"vad_parameters": {"threshold": 0.6}}, "vad_parameters"),
+    ({"vad_filter": True, "vad_parameters": {"threshold": 2}}, "vad_parameters: threshold=2 must be between 0 and 1"),
+    ({"vad_filter": True, "vad_parameters": {"window_size_samples": 512}},
+     "vad_parameters: 'window_size_samples' is not a VAD option"),
+    ({"vad_filter": True, "vad_parameters": {"min_silence_duration_ms": -1}},
+     "vad_parameters: min_silence_duration_ms=-1 must be at least 0"),
     ({"max_new_tokens": 100}, "max_new_tokens"),
     ({"chunk_length": 20}, "chunk_length"),
     ({"hallucination_silence_threshold": 2.0}, "hallucination_silence_threshold"),
@@ -246,3 +251,49 @@ def test_defaults_construct_and_tolerate_ctranslate2_defaults():
         assert (m.device, m.compute_type) == ("cpu", "float32")
         assert not m.engine.closed
     assert m.engine.closed
+
+
+@pytest.fixture(scope="module")
+def gaps():
+    """16 kHz samples: jfk.wav twice, between long silences and noise (runtime/testing/speech_gaps.py)."""
+    from runtime.testing import speech_gaps
+
+    clip = speech_gaps.read_16k(jfk())
+    return speech_gaps.with_gaps([clip, clip], gaps=speech_gaps.GAPS[:3]).samples
+
+
+def test_vad_filter_and_parameters_as_faster_whispers(model, engine, gaps):
+    want, found = engine.transcribe(gaps, vad_filter=True, vad_parameters={"min_silence_duration_ms": 1000},
+                                    beam_size=5, best_of=5, word_timestamps=True)
+    want = engine_rows(want)
+    for given in ({"min_silence_duration_ms": 1000}, fw.VadOptions(min_silence_duration_ms=1000),
+                  ckw.VadOptions(min_silence_duration_ms=1000)):
+        segments, info = model.transcribe(gaps, vad_filter=True, vad_parameters=given, word_timestamps=True)
+        rows = [(s.id, s.seek, s.start, s.end, s.text, s.tokens, s.avg_logprob, s.compression_ratio, s.no_speech_prob,
+                 s.temperature, [(w.start, w.end, w.word, w.probability) for w in s.words]) for s in segments]
+        assert rows == want
+        assert (info.duration, info.duration_after_vad) == (found.duration, found.duration_after_vad)
+        assert info.duration == gaps.size / 16000 and info.duration_after_vad < 0.7 * info.duration
+        # faster-whisper reports the VadOptions it used: the one given, or made from the dict
+        assert info.vad_options is given if not isinstance(given, dict) else \
+            info.vad_options == ckw.VadOptions(min_silence_duration_ms=1000)
+    assert rows[0][2] > 3.5 and "ask not what your country" in rows[0][4]  # on the recording's timeline
+
+
+def test_vad_filter_is_ignored_as_faster_whisper_ignores_it(model, gaps):
+    # with clip_timestamps (faster-whisper: "vad_filter will be ignored if clip_timestamps is used")
+    _, info = model.transcribe(gaps, vad_filter=True, vad_parameters={"threshold": 0.6}, clip_timestamps="4,10")
+    assert info.duration_after_vad == info.duration and info.vad_options == {"threshold": 0.6}
+    # parameters without the filter: reported as given, nothing filtered
+    segments, info = model.transcribe(gaps, vad_parameters={"threshold": 0.6})
+    assert info.duration_after_vad == info.duration and info.vad_options == {"threshold": 0.6}
+    segments.close()
+    _, info = model.transcribe(gaps, vad_filter=True)
+    assert info.vad_options == ckw.VadOptions() and info.duration_after_vad < info.duration
+
+
+def test_vad_filter_progress_counts_the_speech(model, gaps, capsys):
+    segments, info = model.transcribe(gaps, vad_filter=True, log_progress=True, beam_size=1)
+    list(segments)
+    progress = capsys.readouterr().err
+    assert f"| 0/{info.duration_after_vad} [" in progress and "100%" in progress  # faster-whisper's bar total

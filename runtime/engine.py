@@ -22,7 +22,7 @@ from typing import Dict, Self, Sequence
 import numpy as np
 
 from models.whisper.checkpoint import packed
-from runtime import abi, audio_stream, checkpoint_check, libraries, longform, runfiles
+from runtime import abi, audio_stream, checkpoint_check, libraries, longform, runfiles, speech_timestamps
 from runtime.errors import AudioError, EngineError  # callers import them from here too
 from runtime.decoding import DecodingOptions, greedy_decode, prompt_rows
 from runtime.tokenizer import WhisperTokenizer
@@ -211,20 +211,46 @@ def _closed_on_error(resource):
         raise
 
 
+def speech_only(frontend: abi.Handle, source: audio_stream.Source, options: speech_timestamps.VadOptions,
+                speech_probabilities: Callable[[np.ndarray], np.ndarray]
+                ) -> tuple[audio_stream.Source, speech_timestamps.SpeechTimeline]:
+    """faster-whisper's vad_filter: the whole recording decoded to 16 kHz samples in memory (as
+    faster-whisper decodes it), Silero VAD's chunks (runtime/speech_timestamps.py), and their
+    samples concatenated as the source to transcribe, with the timeline back to the recording."""
+    samples = list(audio_stream.resample_16k(frontend, source))
+    audio = np.concatenate(samples) if samples else np.zeros(0, np.float32)
+    chunks = speech_timestamps.speech_timestamps(speech_probabilities(audio), audio.size, options)
+    speech, timeline = speech_timestamps.collect_speech(audio, chunks)
+    return audio_stream.ArraySource(speech, name=source.name), timeline
+
+
 def transcription(audio: audio_stream.Audio, opts: TranscribeOptions, frontend: abi.Handle,
                   encoder: Callable[[np.ndarray], np.ndarray], decoder, tokenizer: WhisperTokenizer, config: Dict,
                   model: Dict, on_progress: Callable[[float], None] | None = None,
-                  hold: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext
+                  hold: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext,
+                  speech_probabilities: Callable[[np.ndarray], np.ndarray] | None = None
                   ) -> tuple[Iterator[Segment], TranscriptionInfo]:
     """Engine.transcribe's body over given parts, so one recording runs the same code on an
     engine's own handles or as one of many requests (runtime/streams.py): a frontend handle,
     `encoder` (a 30 s mel window -> memory), a decoder (decoding.TextDecoder with `align` and
-    `calls`), and `hold`, entered while the segments are consumed."""
+    `calls`), `hold`, entered while the segments are consumed, and `speech_probabilities`
+    (16 kHz samples -> Silero VAD's probability per window, runtime/vad.py) for opts.vad_filter."""
     t0 = time.perf_counter()
     source = audio_stream.open_source(frontend, audio)
+    timeline = None
+    with _closed_on_error(source):
+        if opts.vad_filter:
+            if speech_probabilities is None:
+                raise EngineError("vad_filter: no voice activity detector was given to this transcription")
+            whole = source
+            source, timeline = speech_only(frontend, whole, opts.vad_parameters, speech_probabilities)
+            whole.close()
+    t_vad = time.perf_counter() - t0
     with _closed_on_error(source):
         mel = audio_stream.MelStream(frontend, source)
     times = {"frontend": time.perf_counter() - t0, "encoder": 0.0}
+    if timeline is not None:
+        times["vad"] = t_vad  # the decoding to 16 kHz and the VAD, also counted in `frontend`
 
     def encode(window: np.ndarray) -> np.ndarray:
         t = time.perf_counter()
@@ -244,6 +270,9 @@ def transcription(audio: audio_stream.Audio, opts: TranscribeOptions, frontend: 
     opts = dataclasses.replace(opts, language=language)
     info = TranscriptionInfo(language=language, language_probability=probability, all_language_probs=probs,
                              duration=mel.duration, options=opts, model=model)
+    if timeline is not None:  # the recording's duration; the speech's after the filter
+        info.duration, info.duration_after_vad = timeline.duration, mel.duration
+        info.speech_chunks = [{"start": s, "end": e} for s, e in timeline.chunks]
     seconds_per_frame = longform.HOP_LENGTH / longform.SAMPLE_RATE
 
     def segments() -> Iterator[Segment]:
@@ -260,6 +289,11 @@ def transcription(audio: audio_stream.Audio, opts: TranscribeOptions, frontend: 
                     except StopIteration as done:
                         result = done.value
                         break
+                    if timeline is not None and timeline.chunks:  # back on the recording's timeline
+                        start, end, words = timeline.segment(segment["start"], segment["end"], segment.get("words"))
+                        segment = {**segment, "start": start, "end": end}
+                        if words is not None:
+                            segment["words"] = words
                     yield Segment(**segment)
         except abi.AbiError as e:
             raise EngineError(str(e)) from e
@@ -291,6 +325,8 @@ class Engine:
         self.precision = precision
         self.handles = []
         self._group = None  # the request of the last transcribe, until its segments end
+        self._vad = None  # runtime/vad.py's SileroVad, loaded on the first vad_filter
+        self._vad_lock = threading.Lock()  # one VAD handle for every request (runtime/streams.py)
         self._lock = threading.RLock()  # reentrant: transcribe_long runs transcribe
         if isinstance(checkpoint, checkpoint_check.CheckpointFiles):  # opened by from_checkpoint
             ckpt = checkpoint
@@ -367,6 +403,29 @@ class Engine:
         decoder = Decoder(self._decoder_lib.path, self._symbols, self.weights_path, self._threads)
         self.handles.append(decoder.handle)
         return decoder
+
+    def speech_probabilities(self, samples: np.ndarray) -> np.ndarray:
+        """Silero VAD's speech probability per 512-sample window of 16 kHz `samples` (faster-whisper's
+        framing; runtime/vad.py), on the VAD library loaded at the first call (data:
+        //models/silero_vad:libckw_silero_vad.so and :checkpoint). Callable from any thread: calls
+        take turns on the one handle."""
+        with self._vad_lock:
+            if self.paged.handle.closed:
+                raise EngineError("vad_filter: the engine was closed; create a new one")
+            if self._vad is None:
+                from runtime.vad import SileroVad
+
+                try:
+                    self._vad = SileroVad.from_runfiles()
+                except FileNotFoundError as e:
+                    raise EngineError(f"vad_filter: the Silero VAD is missing ({e})") from None
+                except abi.AbiError as e:
+                    raise EngineError(f"vad_filter: the Silero VAD cannot be loaded ({e})") from None
+                self.handles.append(self._vad.handle)
+            try:
+                return self._vad.speech_probabilities(samples)
+            except abi.AbiError as e:
+                raise EngineError(f"vad_filter: {e}") from None
 
     def _open_request(self):
         """A SequenceGroup for one call, the previous call's closed first (its segments may never
@@ -473,7 +532,10 @@ class Engine:
         audio: a file path (WAV, or any container FFmpeg reads: m4a, mp4, webm, opus, aac, flac,
         ogg, mp3, ...), a file's bytes, or mono float32 samples at 16 kHz. options: openai-whisper's
         transcribe() keywords (runtime/options.py TranscribeOptions; language None detects it
-        on multilingual checkpoints). on_progress: called with the seconds of audio each decoded
+        on multilingual checkpoints), and faster-whisper's vad_filter and vad_parameters: only the
+        speech Silero VAD finds is transcribed (the whole recording decoded to 16 kHz samples in
+        memory first), every segment's and word's times mapped back to the recording.
+        on_progress: called with the seconds of audio (of speech, with vad_filter) each decoded
         window advanced.
 
         Returns (segments, info): segments decode as they are consumed; info holds the language
@@ -485,7 +547,8 @@ class Engine:
         try:
             return transcription(audio, opts, self.frontend.handle, self.encoder.run, group, self.tokenizer,
                                  self.config, self.model_info(), on_progress,
-                                 hold=lambda: self._request_held("Engine.transcribe segments"))
+                                 hold=lambda: self._request_held("Engine.transcribe segments"),
+                                 speech_probabilities=self.speech_probabilities)
         except BaseException:
             self._close_request()
             raise

@@ -8,3 +8,12 @@ class EngineError(RuntimeError):
 class AudioError(EngineError):
     """The audio was refused (malformed, unsupported): the message is the problem alone, for the
     caller to prefix with the file's name."""
+
+
+class OptionError(ValueError):
+    """A wrong option value; `name` is the option, the message begins with it (runtime/options.py
+    and runtime/speech_timestamps.py raise it; runtime.options.OptionError is this class)."""
+
+    def __init__(self, name: str, message: str):
+        super().__init__(f"{name}{message}")
+        self.name = name

@@ -8,21 +8,16 @@ that need the model (language and task against the checkpoint, group sizes again
 """
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Optional, Union
+
+from runtime.errors import OptionError  # noqa: F401 (callers import it from here)
+from runtime.speech_timestamps import VadOptions, vad_options
 
 
 DEFAULT_TEMPERATURES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
 FRAMES_PER_SECOND = 100  # log-mel frames (10 ms each)
 TASKS = ("transcribe", "translate")
-
-
-class OptionError(ValueError):
-    """A wrong option value; `name` is the option, the message begins with it."""
-
-    def __init__(self, name: str, message: str):
-        super().__init__(f"{name}{message}")
-        self.name = name
 
 
 def _number(name: str, value, low: float | None = None, high: float | None = None, *, integer: bool = False,
@@ -122,6 +117,11 @@ class TranscribeOptions:
     word_timestamps: bool = False  # words with start, end, probability per segment (runtime/word_timing.py)
     prepend_punctuations: str = PREPEND_PUNCTUATIONS
     append_punctuations: str = APPEND_PUNCTUATIONS
+    # faster-whisper's VAD filter: only the speech Silero VAD finds is transcribed, the times mapped
+    # back to the recording (runtime/speech_timestamps.py); vad_parameters: a VadOptions or a dict
+    # of its fields, made VadOptions here (the defaults when vad_filter is on and it is None).
+    vad_filter: bool = False
+    vad_parameters: Optional[Union[VadOptions, Mapping]] = None
 
     def __post_init__(self):
         if self.task not in TASKS:
@@ -140,6 +140,21 @@ class TranscribeOptions:
         _number("seed", self.seed, integer=True, allow_none=False)
         parse_clip_timestamps(self.clip_timestamps, 0)
         parse_token_ids("suppress_tokens", self.suppress_tokens)
+        self._check_vad()
+
+    def _check_vad(self) -> None:
+        if not isinstance(self.vad_filter, bool):
+            raise OptionError("vad_filter", f"={self.vad_filter!r} is not True or False")
+        if not self.vad_filter:
+            if self.vad_parameters is not None:
+                raise OptionError("vad_parameters", " is given without vad_filter=True; turn the filter on, or "
+                                  "leave vad_parameters out")
+            return
+        object.__setattr__(self, "vad_parameters", vad_options(self.vad_parameters))
+        if parse_clip_timestamps(self.clip_timestamps, 1) != [(0, 1)]:
+            raise OptionError("vad_filter", f"=True with clip_timestamps={self.clip_timestamps!r}: the VAD filter "
+                              "chooses the parts of the whole recording (faster-whisper ignores it when "
+                              "clip_timestamps is given); use one or the other")
 
     @property
     def temperatures(self) -> tuple[float, ...]:

@@ -155,7 +155,8 @@ class Request:
                 group.cancel()
             segments, self.info = engine_mod.transcription(
                 self._audio, self._opts, frontend, s._encode(group), group, s.engine.tokenizer, s.engine.config,
-                s.engine.model_info(), self._on_progress, hold=contextlib.nullcontext)
+                s.engine.model_info(), self._on_progress, hold=contextlib.nullcontext,
+                speech_probabilities=s.engine.speech_probabilities)
             self.started.set()
             for segment in segments:
                 self._segments.put(segment)

@@ -40,8 +40,11 @@ class Segment:
 class TranscriptionInfo:
     """Known when `transcribe` returns: language (given, or detected on the first 30 s),
     language_probability and all_language_probs (None unless detected), duration (seconds of
-    audio), options and model. Filled in once the segments are exhausted: windows (every decoded
-    window and its attempts), text and timings_ms."""
+    audio), options and model; with vad_filter, duration_after_vad (seconds of speech kept, as
+    faster-whisper's; else the duration) and speech_chunks (the VAD's chunks, {"start", "end"} in
+    16 kHz samples of the recording; None without the filter). Filled in once the segments are
+    exhausted: windows (every decoded window and its attempts; with vad_filter their seeks count
+    frames of the speech kept, as segments' seeks do), text and timings_ms."""
 
     language: str
     language_probability: float | None
@@ -52,6 +55,12 @@ class TranscriptionInfo:
     windows: list[dict] = dataclasses.field(default_factory=list)
     text: str | None = None
     timings_ms: dict[str, float] = dataclasses.field(default_factory=dict)
+    duration_after_vad: float | None = None  # None when made: the duration
+    speech_chunks: list[dict] | None = None
+
+    def __post_init__(self):
+        if self.duration_after_vad is None:
+            self.duration_after_vad = self.duration
 
 
 def collect(segments: Iterator[Segment], info: TranscriptionInfo, eot: int) -> dict:

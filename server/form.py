@@ -4,11 +4,14 @@ POST /v1/audio/transcriptions and /v1/audio/translations carry `file`, `model`, 
 `response_format`, `temperature`, `timestamp_granularities[]`, `stream` and (transcriptions only)
 `language`. Extension fields: any other option of Engine.transcribe (runtime/options.py
 TranscribeOptions: beam_size, best_of, word_timestamps, condition_on_previous_text, patience, ...)
-by its name, plus the CLI's `temperature_increment_on_fallback`. The decoding defaults are the CLI's
-(beam_size 5, best_of 5), so a request without extensions gets the CLI's text and segments.
+by its name, plus the CLI's `temperature_increment_on_fallback`; faster-whisper's `vad_filter`
+(true or false) and `vad_parameters` (a JSON object of VadOptions' fields: {"threshold": 0.6,
+"min_silence_duration_ms": 500}). The decoding defaults are the CLI's (beam_size 5, best_of 5), so
+a request without extensions gets the CLI's text and segments.
 """
 
 import dataclasses
+import json
 import typing
 
 from runtime.options import OPTION_NAMES, OptionError, TranscribeOptions, options_from, temperature_schedule
@@ -74,10 +77,24 @@ def _number(name: str, text: str, kind: type):
 _FIELD_TYPES = {f.name: f.type for f in dataclasses.fields(TranscribeOptions)}
 
 
+def _json_object(name: str, text: str) -> dict:
+    try:
+        value = json.loads(text)
+    except ValueError as e:
+        raise ApiError(400, f"{name}={text!r} is not JSON ({e}); send an object such as {{\"threshold\": 0.6}}",
+                       name, "invalid_value") from None
+    if not isinstance(value, dict):
+        raise ApiError(400, f"{name}={text!r} is not a JSON object; send one such as {{\"threshold\": 0.6}}", name,
+                       "invalid_value")
+    return value
+
+
 def _extension(name: str, text: str):
     """An extension field's value, by the type TranscribeOptions declares for it."""
     if name == INCREMENT:
         return _number(name, text, float)
+    if name == "vad_parameters":
+        return _json_object(name, text)
     kinds = typing.get_args(_FIELD_TYPES[name]) or (_FIELD_TYPES[name],)
     if bool in kinds:
         return _bool(name, text)

@@ -2,8 +2,9 @@
 
 - Every response format equals the CLI's file for the same audio and decoding (json's text,
   verbose_json's segments, text = txt, srt, vtt); translation on base (an Ogg upload); word
-  timestamps; streaming (one delta per segment, then the whole text).
-- Errors in openai's shape: bad audio, an unknown model or field, a bad value, an English-only
+  timestamps; streaming (one delta per segment, then the whole text); vad_filter and
+  vad_parameters (a recording with long silences) as the CLI's --vad_* flags, on both endpoints.
+- Errors in openai's shape: bad audio, an unknown model or field, a bad value (VAD fields too), an English-only
   model asked to translate, upload too large (413), queue full (429 + Retry-After), audio too long,
   a missing or wrong API key (401).
 - /health answers 503 while the models load, then 200; /v1/models; /metrics.
@@ -154,6 +155,59 @@ def test_an_extension_field_changes_the_decoding_as_the_cli_flag(server, cli_fil
     want = cli_files(JFK, "--beam_size=0")
     assert transcribe(server, JFK, model="tiny.en", response_format="srt", extra_body={"beam_size": "none"}) == \
         want["srt"]
+
+
+@pytest.fixture(scope="module")
+def gaps_wav(tmp_path_factory):
+    """jfk.wav twice between long silences and noise (runtime/testing/speech_gaps.py), as a WAV file."""
+    import soundfile
+    from runtime.testing import speech_gaps
+
+    clip = speech_gaps.read_16k(JFK)
+    recording = speech_gaps.with_gaps([clip, clip], gaps=speech_gaps.GAPS[:3])
+    path = str(tmp_path_factory.mktemp("vad") / "gaps.wav")
+    soundfile.write(path, recording.samples, 16000, subtype="FLOAT")
+    return path
+
+
+def test_vad_filter_and_parameters_equal_the_cli_flags(server, cli_files, gaps_wav):
+    want = json.loads(cli_files(gaps_wav, "--vad_filter=True", "--vad_min_silence_duration_ms=1000")["json"])
+    got = transcribe(server, gaps_wav, model="tiny.en", response_format="verbose_json",
+                     extra_body={"vad_filter": "true", "vad_parameters": json.dumps({"min_silence_duration_ms": 1000})})
+    assert got.text == want["text"] and got.text.lower().count("ask not what your country") == 2
+    assert [(s.start, s.end, s.text) for s in got.segments] == [(s["start"], s["end"], s["text"])
+                                                                for s in want["segments"]]
+    assert got.duration == pytest.approx(33.0, abs=0.01) and got.segments[0].start > 3.5  # the recording's timeline
+    plain = transcribe(server, gaps_wav, model="tiny.en", response_format="verbose_json",
+                       extra_body={"vad_filter": "0"})
+    assert plain.duration == got.duration
+
+
+def test_translation_with_vad_filter_equals_the_cli(server, cli_files):
+    want = json.loads(cli_files(GERMAN, "--model=base", "--task=translate", "--vad_filter")["json"])
+    with open(GERMAN, "rb") as f:
+        got = server.client().audio.translations.create(file=("de.ogg", f.read()), model="base",
+                                                        response_format="verbose_json",
+                                                        extra_body={"vad_filter": "true"})
+    assert got.task == "translate" and got.language == "de" and got.text == want["text"]
+
+
+@pytest.mark.parametrize("fields,param,message", [
+    ({"vad_filter": "true", "vad_parameters": '{"threshold": 2}'}, "vad_parameters",
+     "vad_parameters: threshold=2 must be between 0 and 1"),
+    ({"vad_filter": "true", "vad_parameters": '{"window_size_samples": 512}'}, "vad_parameters",
+     "vad_parameters: 'window_size_samples' is not a VAD option"),
+    ({"vad_filter": "true", "vad_parameters": "threshold=0.6"}, "vad_parameters",
+     "vad_parameters='threshold=0.6' is not JSON"),
+    ({"vad_filter": "true", "vad_parameters": "[0.6]"}, "vad_parameters",
+     "vad_parameters='[0.6]' is not a JSON object"),
+    ({"vad_parameters": '{"threshold": 0.6}'}, "vad_parameters", "vad_parameters is given without vad_filter=True"),
+    ({"vad_filter": "maybe"}, "vad_filter", "vad_filter='maybe' is not a boolean"),
+    ({"vad_filter": "true", "clip_timestamps": "1,3"}, "vad_filter", "vad_filter=True with clip_timestamps='1,3'"),
+])
+def test_bad_vad_fields_are_400_naming_the_field(server, fields, param, message):
+    e = error_of(lambda: transcribe(server, JFK, model="tiny.en", extra_body=fields))
+    assert e.status_code == 400 and e.body["param"] == param and e.body["message"].startswith(message), e.body
 
 
 def test_the_api_key_is_required(server):

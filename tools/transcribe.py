@@ -34,6 +34,7 @@ from tools import model_spec
 from runtime.errors import EngineError
 from runtime.options import APPEND_PUNCTUATIONS, PRECISIONS, PREPEND_PUNCTUATIONS, OptionError, options_from, \
     temperature_schedule
+from runtime.speech_timestamps import VAD_FIELDS, VadOptions
 from runtime.output_file import OutputFile, OutputFileError
 from runtime.subtitles import format_timestamp
 
@@ -117,6 +118,22 @@ flags.DEFINE_integer("max_line_count", None, "With --word_timestamps: lines per 
 flags.DEFINE_integer("max_words_per_line", None, "With --word_timestamps (no effect with --max_line_width): words "
                      "per subtitle line.")
 WORD_OPTIONS = subtitles.LAYOUT_OPTIONS
+flags.DEFINE_bool("vad_filter", False, "faster-whisper's VAD filter: transcribe only the speech Silero VAD finds "
+                  "(the whole recording is decoded into memory first); times stay the recording's.")
+_VAD = VadOptions()
+flags.DEFINE_float("vad_threshold", _VAD.threshold, "With --vad_filter: a 32 ms window whose speech probability is "
+                   "at least this is speech.")
+flags.DEFINE_string("vad_neg_threshold", "none", "With --vad_filter: below this probability a window is silence "
+                    "(none: --vad_threshold - 0.15, at least 0.01).")
+flags.DEFINE_integer("vad_min_speech_duration_ms", _VAD.min_speech_duration_ms, "With --vad_filter: speech chunks "
+                     "not longer than this are dropped.")
+flags.DEFINE_float("vad_max_speech_duration_s", _VAD.max_speech_duration_s, "With --vad_filter: longer speech chunks "
+                   "are cut, at a silence over 98 ms if there is one.")
+flags.DEFINE_integer("vad_min_silence_duration_ms", _VAD.min_silence_duration_ms, "With --vad_filter: silence this "
+                     "long ends a speech chunk.")
+flags.DEFINE_integer("vad_speech_pad_ms", _VAD.speech_pad_ms, "With --vad_filter: audio kept on each side of a "
+                     "speech chunk.")
+VAD_FLAGS = tuple(f"vad_{name}" for name in VAD_FIELDS)  # --vad_<VadOptions field>
 
 DEMO_CLIP = "tools/demo_clip.wav"
 EXIT_BAD_INPUT, EXIT_USAGE = 1, 2
@@ -176,9 +193,25 @@ def _optional_float(name: str):
         raise OptionError(name, f"={text!r} is not a number; give a number or none") from None
 
 
+def vad_parameters_from_flags() -> VadOptions | None:
+    """VadOptions from the --vad_* flags with --vad_filter (else None); OptionError naming the flag."""
+    if not FLAGS.vad_filter:
+        for name in VAD_FLAGS:
+            if FLAGS[name].present:
+                raise OptionError(name, " needs --vad_filter (it sets the VAD filter's chunks)")
+        return None
+    values = {name: getattr(FLAGS, f"vad_{name}") for name in VAD_FIELDS}
+    values["neg_threshold"] = _optional_float("vad_neg_threshold")
+    try:
+        return VadOptions(**values)
+    except OptionError as e:  # named by its field: the flag is vad_<field>
+        raise OptionError(f"vad_{e.name}", str(e)[len(e.name):]) from None
+
+
 def options_from_flags() -> dict:
-    """Engine.transcribe keywords (openai-whisper's transcribe() options) from the flags, checked
-    by runtime/options.py (OptionError naming the option)."""
+    """Engine.transcribe keywords (openai-whisper's transcribe() options, and faster-whisper's
+    vad_filter and vad_parameters) from the flags, checked by runtime/options.py (OptionError
+    naming the option)."""
     if FLAGS.threads < 0:
         raise OptionError("threads", f"={FLAGS.threads} must be 0 (every CPU) or more")
     subtitles.check_layout(FLAGS.word_timestamps, **{name: getattr(FLAGS, name) for name in WORD_OPTIONS})
@@ -204,6 +237,8 @@ def options_from_flags() -> dict:
         "word_timestamps": FLAGS.word_timestamps,
         "prepend_punctuations": FLAGS.prepend_punctuations,
         "append_punctuations": FLAGS.append_punctuations,
+        "vad_filter": FLAGS.vad_filter,
+        "vad_parameters": vad_parameters_from_flags(),
     }
     options_from(**options)  # every value checked before any file is opened
     return options
@@ -305,7 +340,10 @@ def transcribe_one(engine: "Engine", name: str, path: str, options: dict, output
         if FLAGS.verbose and info.language_probability is not None:
             print(f"{name}: detected language: {info.language} (p = {info.language_probability:.2f})",
                   file=sys.stderr)
-        bar = _progress_bar(info.duration)
+        if FLAGS.verbose and info.speech_chunks is not None:
+            print(f"{name}: VAD filter kept {info.duration_after_vad:.2f} s of {info.duration:.2f} s "
+                  f"({len(info.speech_chunks)} speech chunks)", file=sys.stderr)
+        bar = _progress_bar(info.duration_after_vad)  # progress counts the audio decoded: the speech with VAD
         try:
             result = collect(_echo(segments), info, engine.tokenizer.eot)
         finally:

@@ -241,3 +241,79 @@ def test_positional_and_flag_inputs_are_transcribed_together(capsys, jfk, tmp_pa
                      "--beam_size=0")
     assert rc == 0, err
     assert (tmp_path / "copy.txt").read_text(encoding="utf-8") == (tmp_path / "jfk.txt").read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def gaps_wav(tmp_path_factory):
+    """Shared speech with long silences and noise between the clips (runtime/testing/speech_gaps.py)."""
+    import soundfile
+    from runtime.testing import speech_gaps
+
+    clips = [speech_gaps.read_16k(runfiles.locate("test_audio", p)) for p in ("jfk.wav", "jfk.wav")]
+    recording = speech_gaps.with_gaps(clips, gaps=speech_gaps.GAPS[:3])
+    path = tmp_path_factory.mktemp("vad") / "gaps.wav"
+    soundfile.write(str(path), recording.samples, 16000, subtype="FLOAT")
+    return str(path), recording
+
+
+VAD_ARGS = ["--vad_threshold", "0.55", "--vad_neg_threshold", "0.3", "--vad_min_speech_duration_ms", "100",
+            "--vad_max_speech_duration_s", "20", "--vad_min_silence_duration_ms", "1500", "--vad_speech_pad_ms", "300"]
+
+
+@pytest.mark.parametrize("spelling", [["--vad_filter"], ["--vad_filter", "True"], ["--vad_filter=true"]])
+def test_vad_flags_reach_the_engine(capsys, jfk, monkeypatch, spelling):
+    from runtime.engine import Engine
+    from runtime.speech_timestamps import VadOptions
+
+    seen = []
+    original = Engine.transcribe
+
+    def spy(self, audio, **options):  # records what the CLI asks for, transcribes without the VAD
+        seen.append(options)
+        return original(self, audio, **{k: v for k, v in options.items() if not k.startswith("vad_")})
+
+    monkeypatch.setattr(Engine, "transcribe", spy)
+    rc, _, err = run(capsys, jfk, *spelling, *VAD_ARGS, "--output_format=txt", "--output=-", "--beam_size=0")
+    assert rc == 0, err
+    (options,) = seen
+    assert options["vad_filter"] is True
+    assert options["vad_parameters"] == VadOptions(threshold=0.55, neg_threshold=0.3, min_speech_duration_ms=100,
+                                                   max_speech_duration_s=20.0, min_silence_duration_ms=1500,
+                                                   speech_pad_ms=300)
+    seen.clear()
+    rc, _, _ = run(capsys, jfk, "--novad_filter", "--output_format=txt", "--output=-", "--beam_size=0")
+    assert rc == 0 and seen[0]["vad_filter"] is False and seen[0]["vad_parameters"] is None
+
+
+def test_vad_filter_transcribes_the_speech_on_the_recordings_timeline(capsys, gaps_wav):
+    path, recording = gaps_wav
+    rc, out, err = run(capsys, path, "--vad_filter", "True", "--word_timestamps", "True", "--output_format=json",
+                       "--output=-")
+    assert rc == 0, err
+    result = json.loads(out)
+    assert "gaps.wav: VAD filter kept" in err and "(2 speech chunks)" in err
+    assert result["text"].lower().count("ask not what your country") == 2
+    words = [w for s in result["segments"] for w in s["words"]]
+    for w in words:  # in a clip (with the VAD's 0.4 s pad), never in the silences or the noise
+        assert any(s - 0.41 <= w["start"] and w["end"] <= e + 0.41 for s, e in recording.speech), w
+    assert words[0]["start"] > recording.speech[0][0] - 0.41 and words[-1]["start"] > recording.speech[1][0]
+    rc, out, err = run(capsys, path, "--vad_filter", *VAD_ARGS, "--output_format=srt", "--output=-")
+    assert rc == 0 and out.startswith("1\n00:00:0"), err
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--vad_filter", "--vad_threshold", "2"], "--vad_threshold=2.0 must be between 0 and 1"),
+    (["--vad_filter", "--vad_neg_threshold=x"], "--vad_neg_threshold='x' is not a number"),
+    (["--vad_filter", "--vad_neg_threshold=1.5"], "--vad_neg_threshold=1.5 must be between 0 and 1"),
+    (["--vad_filter", "--vad_min_speech_duration_ms=-250"], "--vad_min_speech_duration_ms=-250 must be at least 0"),
+    (["--vad_filter", "--vad_max_speech_duration_s=0"], "--vad_max_speech_duration_s=0.0 must be more than 0"),
+    (["--vad_filter", "--vad_min_silence_duration_ms=-1"], "--vad_min_silence_duration_ms=-1 must be at least 0"),
+    (["--vad_filter", "--vad_speech_pad_ms=-400"], "--vad_speech_pad_ms=-400 must be at least 0"),
+    (["--vad_threshold=0.6"], "--vad_threshold needs --vad_filter"),
+    (["--vad_filter", "--clip_timestamps=1,3"], "--vad_filter=True with clip_timestamps='1,3'"),
+])
+def test_bad_vad_flags_are_one_usage_line(capsys, jfk, args, message):
+    rc, out, err = run(capsys, f"--wav={jfk}", *args)
+    lines = error_lines(err)
+    assert rc == 2 and out == "" and len(lines) == 1 and len(err.splitlines()) == 1, err
+    assert lines[0].startswith(f"transcribe: error: {message}"), err
