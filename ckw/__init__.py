@@ -16,10 +16,12 @@ docs/python-api.md):
     from ckw import WhisperModel
     model = WhisperModel("base", device="cpu", compute_type="float32")
     segments, info = model.transcribe("talk.wav", beam_size=5)  # vad_filter=True: faster-whisper's VAD
+    batched = BatchedInferencePipeline(model)                   # faster-whisper's batched mode
+    segments, info = batched.transcribe("talk.wav", batch_size=8)
 """
 
 _ENGINE_NAMES = ("Engine", "EngineError", "AudioError")
-_WHISPER_MODEL_NAMES = ("WhisperModel", "Segment", "Word", "TranscriptionInfo", "TranscriptionOptions", "VadOptions")
+_WHISPER_MODEL_NAMES = ("WhisperModel", "BatchedInferencePipeline", "Segment", "Word", "TranscriptionInfo", "TranscriptionOptions", "VadOptions")
 
 
 def checkpoint(name: str = "tiny.en", model_dir: str | None = None, local_files_only: bool = False) -> str:

@@ -19,6 +19,7 @@ import pytest
 import ckw
 from runtime import runfiles
 from tools.bench.faster_whisper_peer import ctranslate2_model_dir
+from runtime.testing.offline_cache import offline_cache  # noqa: F401 (autouse fixture)
 
 # Measured on these clips: timestamps and words agree to the 20 ms timestamp step, average
 # log-probabilities within 0.011, language probabilities within 0.004.
@@ -37,14 +38,6 @@ CALLS = {  # faster-whisper's README: `model.transcribe("audio.mp3", beam_size=5
     "initial prompt": {"initial_prompt": "Glossary: Kennedy, Whisper, LibriVox.", "beam_size": 1},
     "temperature list": {"temperature": [0.0, 0.2, 0.4], "beam_size": 1, "condition_on_previous_text": False},
 }
-
-
-@pytest.fixture(scope="module", autouse=True)
-def cache(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("CKW_CACHE_DIR", str(tmp_path_factory.mktemp("ckw-cache")))
-        mp.setenv("HF_HUB_OFFLINE", "1")
-        yield
 
 
 @pytest.fixture(scope="module")

@@ -46,6 +46,8 @@ COMPUTE_TYPES = {"default": "fp32", "auto": "fp32", "float32": "fp32", "bfloat16
                  "int8_float32": "int8"}
 # openai-whisper's option -> faster-whisper's keyword of the same meaning, where the names differ.
 RENAMED = {"logprob_threshold": "log_prob_threshold"}
+# BatchedInferencePipeline's VAD when vad_parameters is None (faster-whisper: chunk_length 30 s).
+BATCHED_VAD = VadOptions(max_speech_duration_s=30, min_silence_duration_ms=160)
 # ctranslate2.models.Whisper's keywords that faster-whisper passes through, at their defaults.
 CT2_DEFAULTS = {"max_queued_batches": 0, "flash_attention": False, "tensor_parallel": False}
 
@@ -347,10 +349,42 @@ class WhisperModel:
         segments decode as they are consumed. language_detection_threshold is accepted at any
         value: with one detection window (language_detection_segments=1) faster-whisper keeps the
         first window's language whatever the threshold, as ckw does."""
-        given = locals()
+        return self._transcribe(dict(locals()), None)
+
+    def _transcribe(self, given: dict, batch_size: Optional[int]) -> Tuple[Iterator[Segment], TranscriptionInfo]:
+        """transcribe()'s body over its keywords `given`; batch_size: BatchedInferencePipeline's."""
+        g = dict(given)
+        audio, language, task, log_progress = g["audio"], g["language"], g["task"], g["log_progress"]
+        beam_size, best_of, patience, length_penalty = g["beam_size"], g["best_of"], g["patience"], g["length_penalty"]
+        repetition_penalty, no_repeat_ngram_size = g["repetition_penalty"], g["no_repeat_ngram_size"]
+        temperature, compression_ratio_threshold = g["temperature"], g["compression_ratio_threshold"]
+        log_prob_threshold, no_speech_threshold = g["log_prob_threshold"], g["no_speech_threshold"]
+        condition_on_previous_text = g["condition_on_previous_text"]
+        prompt_reset_on_temperature, initial_prompt = g["prompt_reset_on_temperature"], g["initial_prompt"]
+        prefix, suppress_blank, suppress_tokens = g["prefix"], g["suppress_blank"], g["suppress_tokens"]
+        without_timestamps, max_initial_timestamp = g["without_timestamps"], g["max_initial_timestamp"]
+        word_timestamps, prepend_punctuations = g["word_timestamps"], g["prepend_punctuations"]
+        append_punctuations, multilingual = g["append_punctuations"], g["multilingual"]
+        vad_filter, vad_parameters, max_new_tokens = g["vad_filter"], g["vad_parameters"], g["max_new_tokens"]
+        clip_timestamps = g["clip_timestamps"]
+        hallucination_silence_threshold, hotwords = g["hallucination_silence_threshold"], g["hotwords"]
         for name, (honoured, why) in _ONLY_DEFAULT.items():
+            if batch_size is not None and name == "multilingual":
+                continue  # batched: detected per chunk with multilingual=True, as faster-whisper's
             if not honoured(given[name]):
                 raise _refused(name, given[name], why)
+        if batch_size is not None:
+            if not vad_filter:
+                raise _refused("vad_filter", vad_filter, "ckw's BatchedInferencePipeline decodes the VAD's speech "
+                               "chunks; use True")
+            if clip_timestamps is not None:
+                raise _refused("clip_timestamps", clip_timestamps, "ckw's BatchedInferencePipeline decodes the VAD's "
+                               "speech chunks; use None")
+            clip_timestamps = "0"
+            audio = _audio(audio)
+            if language is None and not multilingual and self.engine.tokenizer.is_multilingual:
+                # faster-whisper: detected once, on the first 30 s of the speech, for every chunk
+                language = self.detect_language(audio, vad_filter=True, vad_parameters=BATCHED_VAD)[0]
         if initial_prompt is not None and not isinstance(initial_prompt, str):
             raise _refused("initial_prompt", initial_prompt, "ckw takes the prompt as text; give a string")
         # None and [] ask for no suppression: as openai-whisper's "", which still suppresses the
@@ -366,7 +400,8 @@ class WhisperModel:
             without_timestamps=without_timestamps, max_initial_timestamp=max_initial_timestamp,
             word_timestamps=word_timestamps, prepend_punctuations=prepend_punctuations,
             append_punctuations=append_punctuations, clip_timestamps=clip_timestamps,
-            **_vad(vad_filter, vad_parameters, clip_timestamps),
+            **(_vad(vad_filter, vad_parameters, clip_timestamps) if batch_size is None else
+               {"vad_filter": True, "vad_parameters": vad_parameters, "batch_size": batch_size}),
             **_search_options(beam_size, patience, length_penalty))
         progress = {}
         on_progress = (lambda seconds: progress["bar"].update(seconds)) if log_progress else None
@@ -403,20 +438,23 @@ class WhisperModel:
             duration=found.duration, duration_after_vad=found.duration_after_vad,
             all_language_probs=sorted(probs.items(), key=lambda kv: -kv[1]) if probs is not None else None,
             transcription_options=reported,
-            vad_options=_reported_vad(vad_parameters, options["vad_parameters"]))
-        return _converted(segments, word_timestamps, progress, reported), info
+            vad_options=_reported_vad(vad_parameters, found.options.vad_parameters if batch_size is not None
+                                      else options["vad_parameters"]))
+        return _converted(segments, word_timestamps, progress, reported, keep_empty=batch_size is not None), info
 
 
-def _converted(segments, word_timestamps: bool, progress: dict, reported: TranscriptionOptions) -> Iterator[Segment]:
+def _converted(segments, word_timestamps: bool, progress: dict, reported: TranscriptionOptions,
+               keep_empty: bool = False) -> Iterator[Segment]:
     """The engine's segments as faster-whisper's: numbered from 1, the ones openai-whisper
-    cleared (no text, or no duration) left out, as faster-whisper leaves them out."""
+    cleared (no text, or no duration) left out, as faster-whisper leaves them out (kept with
+    keep_empty: its BatchedInferencePipeline keeps them)."""
     n = 0
     if isinstance(reported.clip_timestamps, str):  # faster-whisper's reported options change so once decoding starts
         reported.clip_timestamps = [float(t) for t in (reported.clip_timestamps.split(",")
                                                        if reported.clip_timestamps else [])]
     try:
         for s in segments:
-            if s.start == s.end or not s.text.strip():
+            if not keep_empty and (s.start == s.end or not s.text.strip()):
                 continue
             n += 1
             words = [Word(start=w["start"], end=w["end"], word=w["word"], probability=w["probability"])
@@ -428,3 +466,63 @@ def _converted(segments, word_timestamps: bool, progress: dict, reported: Transc
         segments.close()  # the engine's audio is released even when the caller stops early
         if "bar" in progress:
             progress["bar"].close()
+
+
+class BatchedInferencePipeline:
+    """faster-whisper's `BatchedInferencePipeline(model)`: transcribe() decodes the speech in VAD
+    chunks of at most 30 s, each alone (no previous text, the first temperature only, no
+    fallback), `batch_size` at once as independent sequences of the engine's shared decoder
+    (runtime/batched.py). A different mode from WhisperModel.transcribe (openai-whisper's
+    sequential transcribe()); the same keywords and defaults as faster-whisper's (beam_size 5,
+    without_timestamps True, vad_filter True, batch_size 8)."""
+
+    def __init__(self, model: WhisperModel):
+        self.model = model
+
+    def transcribe(
+        self,
+        audio,
+        language: Optional[str] = None,
+        task: str = "transcribe",
+        log_progress: bool = False,
+        beam_size: int = 5,
+        best_of: int = 5,
+        patience: float = 1,
+        length_penalty: float = 1,
+        repetition_penalty: float = 1,
+        no_repeat_ngram_size: int = 0,
+        temperature: Union[float, List[float], Tuple[float, ...]] = DEFAULT_TEMPERATURES,
+        compression_ratio_threshold: Optional[float] = 2.4,
+        log_prob_threshold: Optional[float] = -1.0,
+        no_speech_threshold: Optional[float] = 0.6,
+        condition_on_previous_text: bool = True,
+        prompt_reset_on_temperature: float = 0.5,
+        initial_prompt: Optional[Union[str, Iterable[int]]] = None,
+        prefix: Optional[str] = None,
+        suppress_blank: bool = True,
+        suppress_tokens: Optional[List[int]] = [-1],  # noqa: B006 (faster-whisper's default, never mutated)
+        without_timestamps: bool = True,
+        max_initial_timestamp: float = 1.0,
+        word_timestamps: bool = False,
+        prepend_punctuations: str = PREPEND_PUNCTUATIONS,
+        append_punctuations: str = APPEND_PUNCTUATIONS,
+        multilingual: bool = False,
+        vad_filter: bool = True,
+        vad_parameters=None,
+        max_new_tokens: Optional[int] = None,
+        chunk_length: Optional[int] = None,
+        clip_timestamps: Optional[List[dict]] = None,
+        hallucination_silence_threshold: Optional[float] = None,
+        batch_size: int = 8,
+        hotwords: Optional[str] = None,
+        language_detection_threshold: Optional[float] = 0.5,
+        language_detection_segments: int = 1,
+    ) -> Tuple[Iterator[Segment], TranscriptionInfo]:
+        """faster-whisper's BatchedInferencePipeline.transcribe (class docstring). The unused
+        keywords it accepts (compression_ratio_threshold, log_prob_threshold, no_speech_threshold,
+        condition_on_previous_text) are accepted and unused here too. max_initial_timestamp: 1.0,
+        CTranslate2's own limit (faster-whisper's 0.0 never reaches its decoder)."""
+        given = dict(locals())
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise _refused("batch_size", batch_size, "give a whole number of chunks, at least 1")
+        return self.model._transcribe(given, batch_size)

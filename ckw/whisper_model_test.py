@@ -153,6 +153,9 @@ def parameters(function) -> list:
 def test_signatures_are_faster_whispers():
     assert parameters(whisper_model.WhisperModel.__init__) == parameters(fw.WhisperModel.__init__)
     assert parameters(whisper_model.WhisperModel.transcribe) == parameters(fw.WhisperModel.transcribe)
+    assert parameters(whisper_model.BatchedInferencePipeline.transcribe) == \
+        parameters(fw.BatchedInferencePipeline.transcribe)
+    assert ckw.BatchedInferencePipeline is whisper_model.BatchedInferencePipeline
 
 
 def test_every_default_given_explicitly_is_accepted(model):

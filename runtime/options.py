@@ -18,6 +18,7 @@ from runtime.speech_timestamps import VadOptions, vad_options
 DEFAULT_TEMPERATURES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
 FRAMES_PER_SECOND = 100  # log-mel frames (10 ms each)
 TASKS = ("transcribe", "translate")
+BATCH_CHUNK_SECONDS = 30  # batch_size: faster-whisper's chunk_length, the longest chunk
 
 
 def _number(name: str, value, low: float | None = None, high: float | None = None, *, integer: bool = False,
@@ -122,6 +123,10 @@ class TranscribeOptions:
     # of its fields, made VadOptions here (the defaults when vad_filter is on and it is None).
     vad_filter: bool = False
     vad_parameters: Optional[Union[VadOptions, Mapping]] = None
+    # faster-whisper's BatchedInferencePipeline (runtime/batched.py; a different mode from the
+    # sequential transcribe() above): the speech in VAD chunks of at most 30 s, each decoded alone
+    # at the first temperature, up to batch_size at once. None or 0: the sequential transcribe().
+    batch_size: Optional[int] = None
 
     def __post_init__(self):
         if self.task not in TASKS:
@@ -140,7 +145,29 @@ class TranscribeOptions:
         _number("seed", self.seed, integer=True, allow_none=False)
         parse_clip_timestamps(self.clip_timestamps, 0)
         parse_token_ids("suppress_tokens", self.suppress_tokens)
-        self._check_vad()
+        if _number("batch_size", self.batch_size, 0, integer=True) == 0:
+            object.__setattr__(self, "batch_size", None)
+        if self.batch_size is not None:
+            self._check_batched()
+        else:
+            self._check_vad()
+
+    def _check_batched(self) -> None:
+        """batch_size: always VAD chunks (vad_filter may be True or left out), with faster-whisper's
+        batched defaults: vad_parameters None -> max_speech_duration_s 30 (the chunk length) and
+        min_silence_duration_ms 160; a dict -> its values with max_speech_duration_s 30; a
+        VadOptions -> as given."""
+        if not isinstance(self.vad_filter, bool):
+            raise OptionError("vad_filter", f"={self.vad_filter!r} is not True or False")
+        if parse_clip_timestamps(self.clip_timestamps, 1) != [(0, 1)]:
+            raise OptionError("batch_size", f"={self.batch_size} with clip_timestamps={self.clip_timestamps!r}: "
+                              "batched transcription decodes the VAD's speech chunks; use one or the other")
+        params = self.vad_parameters
+        if params is None:
+            params = VadOptions(max_speech_duration_s=BATCH_CHUNK_SECONDS, min_silence_duration_ms=160)
+        elif isinstance(params, Mapping):
+            params = vad_options({**params, "max_speech_duration_s": BATCH_CHUNK_SECONDS})
+        object.__setattr__(self, "vad_parameters", vad_options(params))
 
     def _check_vad(self) -> None:
         if not isinstance(self.vad_filter, bool):

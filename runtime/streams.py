@@ -30,8 +30,9 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from runtime import abi, engine as engine_mod
+from runtime import abi, recording
 from runtime.engine import Engine, EngineError
+from runtime.errors import OptionError
 from runtime.paged_decoder import Cancelled
 from runtime.transcription import Segment, TranscriptionInfo, collect
 
@@ -74,6 +75,9 @@ class Streams:
         if self.closed:
             raise EngineError("Streams.submit: closed; create a new one")
         opts = self.engine.check_options(**options)
+        if opts.batch_size is not None:
+            raise OptionError("batch_size", f"={opts.batch_size}: a Streams request is one sequential transcription; "
+                              "call Engine.transcribe(batch_size=...) for batched chunks")
         request = Request(self, audio, opts, on_progress)
         with self._lock:
             self._requests.add(request)
@@ -153,7 +157,7 @@ class Request:
         try:
             if self._cancelled:
                 group.cancel()
-            segments, self.info = engine_mod.transcription(
+            segments, self.info = recording.transcription(
                 self._audio, self._opts, frontend, s._encode(group), group, s.engine.tokenizer, s.engine.config,
                 s.engine.model_info(), self._on_progress, hold=contextlib.nullcontext,
                 speech_probabilities=s.engine.speech_probabilities)

@@ -134,6 +134,9 @@ flags.DEFINE_integer("vad_min_silence_duration_ms", _VAD.min_silence_duration_ms
 flags.DEFINE_integer("vad_speech_pad_ms", _VAD.speech_pad_ms, "With --vad_filter: audio kept on each side of a "
                      "speech chunk.")
 VAD_FLAGS = tuple(f"vad_{name}" for name in VAD_FIELDS)  # --vad_<VadOptions field>
+flags.DEFINE_integer("batch_size", 0, "faster-whisper's BatchedInferencePipeline instead of openai-whisper's "
+                     "sequential transcribe(): the speech in VAD chunks of at most 30 s, each decoded alone at the "
+                     "first temperature, N at once (0: sequential, the default). docs/vad.md.")
 
 DEMO_CLIP = "tools/demo_clip.wav"
 EXIT_BAD_INPUT, EXIT_USAGE = 1, 2
@@ -194,7 +197,22 @@ def _optional_float(name: str):
 
 
 def vad_parameters_from_flags() -> VadOptions | None:
-    """VadOptions from the --vad_* flags with --vad_filter (else None); OptionError naming the flag."""
+    """VadOptions from the --vad_* flags with --vad_filter (else None); OptionError naming the flag.
+    With --batch_size (--vad_filter optional): the --vad_* flags given as faster-whisper's
+    vad_parameters dict (the others at VadOptions' defaults, max_speech_duration_s 30), or None
+    (the batched defaults: runtime/options.py)."""
+    if FLAGS.batch_size:
+        given = {name: getattr(FLAGS, f"vad_{name}") for name in VAD_FIELDS if FLAGS[f"vad_{name}"].present}
+        if "neg_threshold" in given:
+            given["neg_threshold"] = _optional_float("vad_neg_threshold")
+        if not given:
+            return None
+        try:
+            options_from(batch_size=1, vad_parameters=given)
+        except OptionError as e:  # "vad_parameters: threshold=..." -> the flag
+            field = str(e)[len("vad_parameters: "):]
+            raise OptionError(f"vad_{field}", "") from None
+        return given
     if not FLAGS.vad_filter:
         for name in VAD_FLAGS:
             if FLAGS[name].present:
@@ -239,6 +257,7 @@ def options_from_flags() -> dict:
         "append_punctuations": FLAGS.append_punctuations,
         "vad_filter": FLAGS.vad_filter,
         "vad_parameters": vad_parameters_from_flags(),
+        "batch_size": FLAGS.batch_size,
     }
     options_from(**options)  # every value checked before any file is opened
     return options

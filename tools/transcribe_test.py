@@ -311,9 +311,38 @@ def test_vad_filter_transcribes_the_speech_on_the_recordings_timeline(capsys, ga
     (["--vad_filter", "--vad_speech_pad_ms=-400"], "--vad_speech_pad_ms=-400 must be at least 0"),
     (["--vad_threshold=0.6"], "--vad_threshold needs --vad_filter"),
     (["--vad_filter", "--clip_timestamps=1,3"], "--vad_filter=True with clip_timestamps='1,3'"),
+    (["--batch_size=-1"], "--batch_size=-1 must be at least 0"),
+    (["--batch_size=4", "--clip_timestamps=1,3"], "--batch_size=4 with clip_timestamps='1,3'"),
+    (["--batch_size=4", "--vad_threshold=2"], "--vad_threshold=2.0 must be between 0 and 1"),
 ])
 def test_bad_vad_flags_are_one_usage_line(capsys, jfk, args, message):
     rc, out, err = run(capsys, f"--wav={jfk}", *args)
     lines = error_lines(err)
     assert rc == 2 and out == "" and len(lines) == 1 and len(err.splitlines()) == 1, err
     assert lines[0].startswith(f"transcribe: error: {message}"), err
+
+
+def test_batch_size_reaches_the_engine_and_transcribes_batched(capsys, gaps_wav, monkeypatch):
+    from runtime.engine import Engine
+
+    path, recording = gaps_wav
+    seen = []
+    original = Engine.transcribe
+
+    def spy(self, audio, **options):
+        seen.append(options)
+        return original(self, audio, **options)
+
+    monkeypatch.setattr(Engine, "transcribe", spy)
+    rc, out, err = run(capsys, path, "--batch_size", "4", "--output_format=json", "--output=-")
+    assert rc == 0, err
+    assert seen[0]["batch_size"] == 4 and seen[0]["vad_parameters"] is None
+    result = json.loads(out)
+    assert result["text"].lower().count("ask not what your country") == 2
+    for s in result["segments"]:  # starts and ends in a clip (with the VAD's 0.4 s pad), never in the silences
+        for t in (s["start"], s["end"]):
+            assert any(a - 0.41 <= t <= b + 0.41 for a, b in recording.speech), s
+    seen.clear()
+    rc, _, err = run(capsys, path, "--batch_size=2", "--vad_min_silence_duration_ms=500", "--output_format=txt",
+                     "--output=-")
+    assert rc == 0 and seen[0]["vad_parameters"] == {"min_silence_duration_ms": 500}, err

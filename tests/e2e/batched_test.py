@@ -1,0 +1,137 @@
+"""batch_size end to end (tiny.en): faster-whisper's BatchedInferencePipeline semantics
+(runtime/batched.py) on a recording with long silences (runtime/testing/speech_gaps.py) and the
+159 s sonnets recording.
+
+- Against faster-whisper itself (faster_whisper.BatchedInferencePipeline on its CTranslate2
+  tiny.en, the weights ckw converts, float32) and ckw.BatchedInferencePipeline with the same
+  keywords: the same speech chunks (faster-whisper's get_speech_timestamps with the batched VAD
+  defaults) and the same merged 30 s chunks (offsets and durations), equal segment texts (or
+  at most TEXT_MISMATCHES segments differing, printed), starts and ends within SECONDS.
+- The multi-stream guarantee: each chunk's segments in a batch of 8 equal the chunk decoded alone
+  (a batch of 1), tokens included; without timestamps, each chunk's text equals openai-whisper's
+  sequential transcribe() of the chunk's samples alone at temperature 0 with no skipping.
+- Options: batch_size -1 and batch_size with clip_timestamps are one-line errors naming
+  batch_size; 0 is the sequential default.
+"""
+
+import dataclasses
+
+import faster_whisper
+import faster_whisper.vad as fw_vad
+import numpy as np
+import pytest
+
+import ckw
+from runtime import batched, runfiles
+from runtime.engine import Engine
+from runtime.options import OptionError, options_from
+from runtime.testing import speech_gaps
+from runtime.testing.offline_cache import offline_cache  # noqa: F401 (autouse fixture)
+from tools.bench.faster_whisper_peer import ctranslate2_model_dir  # faster-whisper's own tiny.en
+
+# Both engines put timestamps on the 20 ms grid of a chunk, then add the chunk's offset and map it
+# back to the recording rounded to 10 ms; they differ by a timestamp step at most. Without
+# timestamps a segment's end is its chunk's end: faster-whisper's exact duration, ckw's whole
+# 10 ms frames (< 0.01 s shorter).
+SECONDS = 0.02
+# Segments whose text may differ from faster-whisper's: CTranslate2's beam search and arithmetic
+# are not openai-whisper's (ckw), and a near-tie between two beams can go either way. Measured 0.
+TEXT_MISMATCHES = 0
+CLIPS = ("jfk.wav", "librispeech/1089-134686-0000.flac", "librispeech/2830-3980-0043.wav",
+         "librispeech/4507-16021-0012.wav")
+SONNETS = "long/shakespeare_sonnets_I-III_concat.flac"
+BATCHED_VAD = dict(max_speech_duration_s=30, min_silence_duration_ms=160)
+
+
+@pytest.fixture(scope="module")
+def recordings() -> dict:
+    gaps = speech_gaps.with_gaps([speech_gaps.read_16k(runfiles.locate("test_audio", p)) for p in CLIPS])
+    sonnets = faster_whisper.decode_audio(runfiles.locate("test_audio", SONNETS))
+    return {"gaps": gaps.samples, "sonnets": np.asarray(sonnets, np.float32)}
+
+
+@pytest.fixture(scope="module")
+def models():
+    theirs = faster_whisper.WhisperModel(ctranslate2_model_dir("tiny", ""), device="cpu", compute_type="float32", cpu_threads=2)
+    with ckw.WhisperModel("tiny.en", device="cpu", compute_type="float32", cpu_threads=2) as ours:
+        yield faster_whisper.BatchedInferencePipeline(theirs), ckw.BatchedInferencePipeline(ours)
+
+
+@pytest.mark.parametrize("name", ["gaps", "sonnets"])
+@pytest.mark.parametrize("without_timestamps", [True, False])
+def test_faster_whisper_batched_gives_the_same_chunks_texts_and_times(models, recordings, name, without_timestamps):
+    theirs, ours = models
+    audio = recordings[name]
+    want_chunks = fw_vad.get_speech_timestamps(audio, fw_vad.VadOptions(**BATCHED_VAD))
+    _, want_meta = fw_vad.collect_chunks(audio, want_chunks, max_duration=30)
+    kwargs = {"batch_size": 8, "without_timestamps": without_timestamps}
+    a_segments, a_info = theirs.transcribe(audio, **kwargs)
+    b_segments, b_info = ours.transcribe(audio, **kwargs)
+    a_segments, b_segments = list(a_segments), list(b_segments)
+
+    segments, info = ours.model.engine.transcribe(audio, batch_size=8, without_timestamps=without_timestamps)
+    list(segments)
+    assert info.speech_chunks == want_chunks, "the compiled Silero VAD's chunks differ from faster-whisper's"
+    got_meta = batched.merge_chunks(np.zeros(sum(c["end"] - c["start"] for c in want_chunks), np.float32),
+                                    [(c["start"], c["end"]) for c in want_chunks])
+    assert [(c.offset, c.duration) for c in got_meta] == [(m["offset"], m["duration"]) for m in want_meta
+                                                          if m["duration"] > 0]
+    assert (b_info.duration, b_info.duration_after_vad) == (a_info.duration, a_info.duration_after_vad)
+    assert dataclasses.asdict(b_info.vad_options) == dataclasses.asdict(a_info.vad_options)
+
+    assert len(b_segments) == len(a_segments)
+    differing = [(a.text, b.text) for a, b in zip(a_segments, b_segments) if a.text != b.text]
+    for a, b in differing:
+        print(f"{name}: faster-whisper {a!r}\n{' ' * len(name)}  ckw            {b!r}")
+    assert len(differing) <= TEXT_MISMATCHES
+    deltas = [abs(b - a) for sa, sb in zip(a_segments, b_segments) for a, b in ((sa.start, sb.start),
+                                                                                (sa.end, sb.end))]
+    assert max(deltas) <= SECONDS + 1e-9, deltas
+    assert [s.seek for s in b_segments] == [s.seek for s in a_segments]
+    print(f"{name} without_timestamps={without_timestamps}: {len(want_chunks)} speech chunks and "
+          f"{len(got_meta)} batched chunks equal; {len(a_segments)} segments, {len(differing)} texts differ, "
+          f"boundaries within {max(deltas):.3f} s")
+
+
+@pytest.fixture(scope="module")
+def engine():
+    with Engine.from_runfiles("tiny", threads=2) as e:
+        yield e
+
+
+@pytest.mark.parametrize("name", ["gaps", "sonnets"])
+@pytest.mark.parametrize("without_timestamps", [True, False])
+def test_batched_equals_each_chunk_alone(engine, recordings, name, without_timestamps):
+    audio = recordings[name]
+    options = dict(batch_size=8, beam_size=5, without_timestamps=without_timestamps)
+    segments, info = engine.transcribe(audio, **options)
+    together = list(segments)
+    opts = engine.check_options(**options)
+    speech = np.concatenate([audio[c["start"]:c["end"]] for c in info.speech_chunks])
+    chunks = batched.merge_chunks(speech, [(c["start"], c["end"]) for c in info.speech_chunks])
+    assert len(chunks) >= (2 if name == "sonnets" else 1)
+    alone = batched._Runner(engine, opts, 1)
+    by_seek = {}
+    for s in together:
+        by_seek.setdefault(s.seek, []).append(s)
+    for chunk in chunks:
+        solo, _ = alone.run(chunk)
+        got = by_seek.pop(int(chunk.offset * 100))
+        assert [(s.tokens, s.text, s.avg_logprob) for s in got] == [(s.tokens, s.text, s.avg_logprob) for s in solo]
+        if without_timestamps:  # one window: openai-whisper's transcribe() of the chunk alone, nothing carried
+            plain, _ = engine.transcribe(chunk.samples, beam_size=5, without_timestamps=True, temperature=0.0,
+                                         no_speech_threshold=None)
+            assert [s.tokens for s in plain] == [s.tokens for s in solo]
+    assert not by_seek
+
+
+def test_options():
+    with pytest.raises(OptionError, match=r"^batch_size=-1 must be at least 0$"):
+        options_from(batch_size=-1)
+    with pytest.raises(OptionError, match=r"^batch_size=8 with clip_timestamps='1,5'"):
+        options_from(batch_size=8, clip_timestamps="1,5")
+    assert options_from(batch_size=0).batch_size is None
+    params = options_from(batch_size=4).vad_parameters
+    assert (params.max_speech_duration_s, params.min_silence_duration_ms) == (30, 160)
+    params = options_from(batch_size=4, vad_parameters={"max_speech_duration_s": 5, "threshold": 0.6}).vad_parameters
+    assert (params.max_speech_duration_s, params.threshold, params.min_silence_duration_ms) == (30, 0.6, 2000)
