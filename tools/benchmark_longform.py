@@ -1,21 +1,31 @@
 """Long-form transcription speed and memory against openai-whisper and faster-whisper, measured
 in the same run on the same file.
 
-    ./bazelw run //tools:benchmark_longform -- --minutes 10            # wall time table
-    ./bazelw run //tools:benchmark_longform -- --rss_minutes 60 --peers= # peak RSS, one hour
+    ./bazelw run //tools:benchmark_longform -- --minutes 10            # wall time and WER table
+    ./bazelw run //tools:benchmark_longform -- --modes=batched --recordings=gaps --models=tiny
+    ./bazelw run //tools:benchmark_longform -- --rss_minutes 60 --peers= --minutes 0  # peak RSS, one hour
 
-The file is joined from the shared LibriSpeech clips (repeated to length; tools/testing/
-joined_audio.py) and written as 16-bit WAV. ckw runs as the CLI would (`tools.transcribe` in a
+Recordings (--recordings), made from the shared LibriSpeech clips repeated to length
+(tools/testing/joined_audio.py) and written as 16-bit WAV: `joined`, the clips 0.5 s apart, and
+`gaps`, the same clips between long silences, noise and hum (runtime/testing/speech_gaps.py; 4.4 s
+on average). Modes (--modes): `sequential`, openai-whisper's transcribe();
+`vad`, the same on the speech Silero VAD finds (ckw's --vad_filter, faster-whisper's
+vad_filter=True); `batched`, faster-whisper's BatchedInferencePipeline (ckw's --batch_size,
+--batch_size chunks at once, without timestamps, its default). WER: corpus word errors against the
+clips' LibriSpeech transcripts after openai-whisper's EnglishTextNormalizer. Every engine decodes
+greedily (beam size 1); in the vad and batched modes the peer is faster-whisper int8, and ckw
+runs each of --precisions. ckw runs as the CLI would (`tools.transcribe` in a
 child process, srt output: wall time and peak RSS include loading the model); the peers run
 in-process on the same samples once their model is loaded, with openai-whisper's transcribe()
 defaults (greedy, temperature fallback 0.0-1.0, thresholds 2.4 / -1.0 / 0.6, conditioning on
 the previous text, the language detected on multilingual models as ckw's CLI does; fp16=False;
-faster-whisper: beam_size=1, the same options, float32 and int8, no VAD). Peak RSS of the CLI comes from the kernel (ru_maxrss) and from sampling
+faster-whisper: beam_size=1, the same options, float32 and int8). Peak RSS of the CLI comes from the kernel (ru_maxrss) and from sampling
 /proc/<pid>/status (RssAnon: memory beyond the mapped weights file, which counts as RssFile).
 Timings on a shared machine are noisy: `--repeats N` interleaves N rounds and keeps each
 engine's fastest; read the ratios.
 """
 
+import logging
 import os
 import resource
 import subprocess
@@ -27,10 +37,15 @@ import time
 from absl import app, flags
 
 from runtime import runfiles
+from runtime.engine import BUILT_IN
+from runtime.testing import speech_gaps
 from tools.bench.faster_whisper_peer import ctranslate2_model_dir
-from tools.testing.joined_audio import librispeech_joined, write_wav
+from tools.testing.joined_audio import librispeech_clips, librispeech_joined, write_wav
 
 FLAGS = flags.FLAGS
+MODES = ("sequential", "vad", "batched")
+MODEL_NAMES = {variant: name for variant, name in BUILT_IN.items()}  # --models' variants as the CLI's --model
+RECORDINGS = ("joined", "gaps")
 flags.DEFINE_float("minutes", 10.0, "Length of the timed recording (0: skip the timing table).")
 flags.DEFINE_float("rss_minutes", 0.0, "Also measure the CLI's peak RSS on a recording this long (0: skip).")
 flags.DEFINE_list("models", ["tiny", "base"], "Variants to measure.")
@@ -39,6 +54,10 @@ flags.DEFINE_integer("threads", 2, "Threads for every engine (ckw's --threads, t
 flags.DEFINE_list("peers", ["openai-whisper", "faster-whisper"], "Peers to time (empty: ckw only).")
 flags.DEFINE_integer("repeats", 1, "Rounds over all engines (interleaved, so load from elsewhere hits them alike); "
                      "the table shows each engine's fastest.")
+flags.DEFINE_list("modes", list(MODES), "Modes to time: sequential, vad, batched (module docstring).")
+flags.DEFINE_list("recordings", list(RECORDINGS), "Recordings to time them on: joined, gaps (module docstring).")
+flags.DEFINE_list("precisions", ["fp32", "int8"], "ckw builds timed in the vad and batched modes (sequential: fp32).")
+flags.DEFINE_integer("batch_size", 8, "Chunks at once in the batched mode, for ckw and faster-whisper.", lower_bound=1)
 flags.DEFINE_string("keep", None, "Directory to keep the recordings and ckw's srt files in (default: a temporary one).")
 
 TEMPERATURES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
@@ -67,12 +86,21 @@ def _cpu_name() -> str:
     return f"{name} ({isa})"
 
 
-def run_cli(variant: str, wav: str, out_dir: str, threads: int) -> dict:
-    """ckw's CLI in a child process: wall seconds, peak RSS (MB) total and anonymous, srt cues."""
+# The CLI's flags per mode (greedy in every mode: the peers' transcribe() default; the CLI's own is
+# beam search, 5 beams).
+CLI_MODE_FLAGS = {"sequential": [], "vad": ["--vad_filter=True"],
+                  "batched": ["--batch_size={batch_size}", "--without_timestamps=True"]}
+
+
+def run_cli(variant: str, wav: str, out_dir: str, threads: int, mode: str = "sequential",
+            precision: str = "fp32") -> dict:
+    """ckw's CLI in a child process: wall seconds, peak RSS (MB) total and anonymous, srt cues and
+    their text."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    # Greedy, as the peers' transcribe() defaults (the CLI's own default is beam search, 5 beams).
-    cmd = [sys.executable, "-m", "tools.transcribe", f"--wav={wav}", f"--model={variant}", "--output_format=srt",
-           f"--output_dir={out_dir}", "--noverbose", f"--threads={threads}", "--beam_size=0"]
+    cmd = [sys.executable, "-m", "tools.transcribe", f"--wav={wav}", f"--model={MODEL_NAMES[variant]}",
+           "--output_format=srt",
+           f"--output_dir={out_dir}", "--noverbose", f"--threads={threads}", "--beam_size=0",
+           f"--precision={precision}", *(f.format(batch_size=FLAGS.batch_size) for f in CLI_MODE_FLAGS[mode])]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     peak = {"anon": 0, "file": 0}
@@ -94,67 +122,116 @@ def run_cli(variant: str, wav: str, out_dir: str, threads: int) -> dict:
         raise SystemExit(f"benchmark_longform: the CLI failed on {wav} ({variant}):\n{err}")
     srt_path = os.path.join(out_dir, os.path.splitext(os.path.basename(wav))[0] + ".srt")
     with open(srt_path, encoding="utf-8") as f:
-        cues = sum(1 for line in f if " --> " in line)
+        cues = [block.splitlines() for block in f.read().split("\n\n") if " --> " in block]
     return {"seconds": seconds, "rss_mb": usage.ru_maxrss / 1024, "anon_mb": peak["anon"] / 1024,
-            "file_mb": peak["file"] / 1024, "segments": cues}
+            "file_mb": peak["file"] / 1024, "segments": len(cues),
+            "text": " ".join(" ".join(lines[2:]) for lines in cues)}
 
 
 def time_openai(variant: str, audio, threads: int) -> dict:
     from models.whisper.reference import openai_reference  # test-only: PyTorch, loaded only when timed
 
     result, seconds = openai_reference.timed_transcribe(variant, audio, threads, temperature=TEMPERATURES)
-    return {"seconds": seconds, "segments": len(result["segments"])}
+    return {"seconds": seconds, "segments": len(result["segments"]), "text": result["text"]}
 
 
-def time_faster_whisper(variant: str, audio, threads: int, scratch: str, compute_type: str) -> dict:
-    from faster_whisper import WhisperModel
+def time_faster_whisper(variant: str, audio, threads: int, scratch: str, compute_type: str,
+                        mode: str = "sequential") -> dict:
+    from faster_whisper import BatchedInferencePipeline, WhisperModel
 
     # One CTranslate2 folder per variant serves both compute types (converted when loaded).
     model = WhisperModel(ctranslate2_model_dir(variant, scratch), device="cpu",
                          compute_type=compute_type, cpu_threads=threads)
     t0 = time.perf_counter()
-    segments, _ = model.transcribe(audio, beam_size=1, temperature=list(TEMPERATURES),
-                                   compression_ratio_threshold=2.4, log_prob_threshold=-1.0, no_speech_threshold=0.6,
-                                   condition_on_previous_text=True, vad_filter=False)
-    n = sum(1 for _ in segments)  # lazy: decoding happens here
-    return {"seconds": time.perf_counter() - t0, "segments": n}
+    if mode == "batched":
+        segments, _ = BatchedInferencePipeline(model).transcribe(audio, beam_size=1, batch_size=FLAGS.batch_size,
+                                                                 without_timestamps=True)
+    else:
+        segments, _ = model.transcribe(audio, beam_size=1, temperature=list(TEMPERATURES),
+                                       compression_ratio_threshold=2.4, log_prob_threshold=-1.0,
+                                       no_speech_threshold=0.6, condition_on_previous_text=True,
+                                       vad_filter=mode == "vad")
+    segments = list(segments)  # lazy: decoding happens here
+    return {"seconds": time.perf_counter() - t0, "segments": len(segments),
+            "text": " ".join(s.text for s in segments)}
 
 
-def _row(variant: str, engine: str, r: dict, ours: dict, audio_seconds: float) -> None:
+def engines_of(mode: str, variant: str, wav: str, audio, work: str) -> dict:
+    """Name -> a call timing that engine in `mode`; the first is ckw fp32, the row the ratios divide."""
+    threads = FLAGS.threads
+    precisions = ["fp32"] + [p for p in FLAGS.precisions if p != "fp32" and mode != "sequential"]
+    engines = {f"ckw {p} CLI": lambda p=p: run_cli(variant, wav, work, threads, mode, p) for p in precisions}
+    if mode == "sequential" and "openai-whisper" in FLAGS.peers:
+        engines["openai-whisper"] = lambda: time_openai(variant, audio, threads)
+    if "faster-whisper" in FLAGS.peers:
+        for compute in ("float32", "int8") if mode == "sequential" else ("int8",):
+            engines[f"faster-whisper {compute}"] = \
+                lambda c=compute: time_faster_whisper(variant, audio, threads, work, c, mode)
+    return engines
+
+
+def word_error_rate(text: str, reference: str) -> float:
+    """Percent: word edit distance over reference words, both normalized as openai-whisper's
+    English WER."""
+    from whisper.normalizers import EnglishTextNormalizer  # test-only: loaded only when measured
+
+    from tests.e2e.wer import edit_distance
+
+    normalize = EnglishTextNormalizer()
+    ref, hyp = normalize(reference).split(), normalize(text).split()
+    return 100.0 * edit_distance(ref, hyp) / max(1, len(ref))
+
+
+def recording(name: str, folder: str, seconds: float) -> tuple:
+    """(samples, reference transcript) of the recording `name` (module docstring)."""
+    if name == "joined":
+        clips = librispeech_clips(folder, seconds)
+        return librispeech_joined(folder, seconds), " ".join(t for _, t in clips)
+    # The clips between speech_gaps' kinds of gap in turn (silence, noise, a pause, hum; 4.4 s on average).
+    kinds = speech_gaps.GAPS
+    clips = librispeech_clips(folder, seconds, gap_seconds=sum(g.seconds for g in kinds) / len(kinds))
+    made = speech_gaps.with_gaps([audio for audio, _ in clips], [kinds[k % len(kinds)] for k in range(len(clips) + 1)])
+    return made.samples, " ".join(t for _, t in clips)
+
+
+def _row(variant: str, mode: str, engine: str, r: dict, ours: dict, audio_seconds: float) -> None:
     """One line of the table."""
-    print(f"{variant:<6} {engine:<24} {r['seconds']:8.1f} {audio_seconds / r['seconds']:11.1f} "
-          f"{r['seconds'] / ours['seconds']:7.2f} {r['segments']:9d}", flush=True)
+    print(f"{variant:<6} {mode:<10} {engine:<22} {r['seconds']:8.1f} {audio_seconds / r['seconds']:11.1f} "
+          f"{r['seconds'] / ours['seconds']:7.2f} {r['segments']:9d} {r['wer']:6.2f}", flush=True)
 
 
 def main(argv):
     del argv
+    logging.getLogger("faster_whisper").setLevel(logging.WARNING)  # its INFO lines would break up the table
     folder = os.path.dirname(runfiles.locate("test_audio", "librispeech/MANIFEST.tsv"))
     scratch_dir = tempfile.TemporaryDirectory()
     work = os.path.abspath(FLAGS.keep) if FLAGS.keep else scratch_dir.name
     os.makedirs(work, exist_ok=True)
     print(f"{_cpu_name()}, {os.cpu_count()} CPUs, {FLAGS.threads} threads per engine")
-    if FLAGS.minutes > 0:
-        audio = librispeech_joined(folder, FLAGS.minutes * 60)
-        wav = os.path.join(work, f"librispeech_{FLAGS.minutes:g}min.wav")
+    for name in FLAGS.recordings if FLAGS.minutes > 0 else ():
+        if name not in RECORDINGS or any(m not in MODES for m in FLAGS.modes):
+            raise app.UsageError(f"--recordings takes {', '.join(RECORDINGS)} and --modes {', '.join(MODES)}")
+        audio, reference = recording(name, folder, FLAGS.minutes * 60)
+        wav = os.path.join(work, f"librispeech_{name}_{FLAGS.minutes:g}min.wav")
         write_wav(wav, audio)
         seconds = audio.size / 16000
-        print(f"\n{os.path.basename(wav)}: {seconds:.1f} s of audio; ratio = peer / ckw wall time (> 1: ckw is faster)")
-        print(f"{'model':<6} {'engine':<24} {'wall s':>8} {'x realtime':>11} {'ratio':>7} {'segments':>9}", flush=True)
+        print(f"\n{os.path.basename(wav)}: {seconds:.1f} s of audio, {len(reference.split())} reference words; "
+              "ratio = engine / ckw fp32 wall time in the same mode (> 1: ckw is faster)")
+        print(f"{'model':<6} {'mode':<10} {'engine':<22} {'wall s':>8} {'x realtime':>11} {'ratio':>7} "
+              f"{'segments':>9} {'WER %':>6}", flush=True)
         for variant in FLAGS.models:
-            engines = {"ckw CLI (srt)": lambda v=variant: run_cli(v, wav, work, FLAGS.threads)}
-            if "openai-whisper" in FLAGS.peers:
-                engines["openai-whisper"] = lambda v=variant: time_openai(v, audio, FLAGS.threads)
-            if "faster-whisper" in FLAGS.peers:
-                for compute in ("float32", "int8"):
-                    engines[f"faster-whisper {compute}"] = \
-                        lambda v=variant, c=compute: time_faster_whisper(v, audio, FLAGS.threads, work, c)
-            best = {}
-            for _ in range(FLAGS.repeats):
-                for name, measure in engines.items():
-                    r = measure()
-                    best[name] = r if name not in best or r["seconds"] < best[name]["seconds"] else best[name]
-            for name, r in best.items():
-                _row(variant, name, r, best["ckw CLI (srt)"], seconds)
+            for mode in FLAGS.modes:
+                engines = engines_of(mode, variant, wav, audio, work)
+                best = {}
+                for _ in range(FLAGS.repeats):
+                    for engine, measure in engines.items():
+                        r = measure()
+                        best[engine] = r if engine not in best or r["seconds"] < best[engine]["seconds"] else \
+                            best[engine]
+                ours = best[next(iter(engines))]
+                for engine, r in best.items():
+                    r["wer"] = word_error_rate(r["text"], reference)
+                    _row(variant, mode, engine, r, ours, seconds)
     if FLAGS.rss_minutes > 0:
         audio = librispeech_joined(folder, FLAGS.rss_minutes * 60)
         wav = os.path.join(work, f"librispeech_{FLAGS.rss_minutes:g}min.wav")

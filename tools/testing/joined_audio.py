@@ -12,22 +12,30 @@ SAMPLE_RATE = 16000
 GAP_SECONDS = 0.5
 
 
-def librispeech_joined(folder: str, seconds: float) -> np.ndarray:
-    """Mono float32 at 16 kHz, at least `seconds` long (whole clips only). folder: the
-    LibriSpeech folder of the test audio (with its MANIFEST.tsv)."""
+def librispeech_clips(folder: str, seconds: float, gap_seconds: float = GAP_SECONDS) -> list[tuple[np.ndarray, str]]:
+    """(mono float32 samples at 16 kHz, reference transcript) of the clips in MANIFEST.tsv order,
+    repeated from the start, until they and a gap of gap_seconds after each but the last reach
+    `seconds`. folder: the LibriSpeech folder of the test audio (with its MANIFEST.tsv)."""
     with open(os.path.join(folder, "MANIFEST.tsv"), encoding="utf-8") as f:
-        names = [row["file"] for row in csv.DictReader(f, delimiter="\t")]
-    gap = np.zeros(int(GAP_SECONDS * SAMPLE_RATE), np.float32)
-    parts, total = [], 0
+        rows = [(row["file"], row["transcript"]) for row in csv.DictReader(f, delimiter="\t")]
+    out, total = [], 0
     while total < seconds * SAMPLE_RATE:
-        for name in names:
+        for name, transcript in rows:
             audio, rate = soundfile.read(os.path.join(folder, name), dtype="float32", always_2d=True)
             if rate != SAMPLE_RATE:
                 raise ValueError(f"{name}: {rate} Hz; the LibriSpeech clips are 16 kHz")
-            parts += [audio.mean(axis=1), gap]
-            total += audio.shape[0] + gap.size
+            out.append((audio.mean(axis=1), transcript))
+            total += audio.shape[0] + int(gap_seconds * SAMPLE_RATE)
             if total >= seconds * SAMPLE_RATE:
                 break
+    return out
+
+
+def librispeech_joined(folder: str, seconds: float) -> np.ndarray:
+    """Mono float32 at 16 kHz, at least `seconds` long (whole clips only): librispeech_clips with
+    0.5 s of silence between them."""
+    gap = np.zeros(int(GAP_SECONDS * SAMPLE_RATE), np.float32)
+    parts = [part for audio, _ in librispeech_clips(folder, seconds) for part in (audio, gap)]
     return np.concatenate(parts[:-1])
 
 
