@@ -1,5 +1,6 @@
 """The speed table: ckw against faster-whisper (CTranslate2, fp32 and int8) and whisper.cpp
-(pywhispercpp, on a ggml file converted from the same checkpoint), measured in the same run.
+(pywhispercpp, on ggml files converted from the same checkpoint: f16, and q8_0 and q5_1 as
+whisper.cpp's quantize makes them), measured in the same run.
 
     ./bazelw run //tools:benchmark_e2e -- --runs 5 [--json FILE]
 
@@ -7,6 +8,8 @@ Rows per model: the clip (default jfk.wav: one 30 s window, greedy, no timestamp
 beam search (`--beam_size`, 5: ckw's decode/token is then one decoder step for all beams, against
 ckw greedy and faster-whisper with the same beam size) and a 10-minute recording joined from the
 shared LibriSpeech clips (long-form transcription with each engine's default options, greedy).
+whisper.cpp's quantized files run on the greedy clip rows only (fp32, bf16, int8), beside the f16
+file, which also runs the long-form row; no whisper.cpp runs the beam row.
 Every engine runs once to warm up (the long-form row: on its first minute) and then `--runs`
 times, interleaved: each round runs every engine once (the order rotated from round to round),
 the OpenBLAS sgemm probe and the memory-read bandwidth probe, so load on a shared machine hits all
@@ -50,9 +53,11 @@ flags.DEFINE_integer("threads", 2, "Threads for every engine (ckw's CKW_NUM_THRE
                      "whisper.cpp's n_threads) and for the sgemm probe.", lower_bound=1)
 flags.DEFINE_float("long_minutes", 10.0, "Length of the joined LibriSpeech recording for the long-form row; 0: no "
                    "long-form row.", lower_bound=0.0)
-flags.DEFINE_list("peers", ["fw-fp32", "fw-int8", "whisper.cpp"], "Peers to time against ckw: fw-fp32, fw-int8 "
-                  "(faster-whisper compute_type float32 / int8), whisper.cpp.")
-flags.DEFINE_enum("ggml_type", "f16", ["f16", "f32"], "Weight type of the ggml file whisper.cpp runs (f16: "
+flags.DEFINE_list("peers", ["fw-fp32", "fw-int8", "whisper.cpp", "whisper.cpp-q8_0", "whisper.cpp-q5_1"],
+                  "Peers to time against ckw: fw-fp32, fw-int8 (faster-whisper compute_type float32 / int8), "
+                  "whisper.cpp (the --ggml_type file), whisper.cpp-q8_0, whisper.cpp-q5_1 (quantized files, on the "
+                  "greedy clip rows).")
+flags.DEFINE_enum("ggml_type", "f16", ["f16", "f32"], "Weight type of the ggml file the whisper.cpp peer runs (f16: "
                   "whisper.cpp's usual models; lossless for the packaged checkpoints, whose weights are float16).")
 flags.DEFINE_integer("beam_size", 5, "Also a row with beam search on the clip: ckw with this many beams (all in one "
                      "decoder call per step), ckw greedy, faster-whisper with beam_size this; 0 or 1: no beam row.",
@@ -70,7 +75,8 @@ flags.DEFINE_enum("isa", "best", ["best", "avx2"], "Instruction set for the whol
 flags.DEFINE_string("json", None, "Also write everything (machine, every run, medians, ratios) to this JSON file; "
                     "relative to where you run the command.")
 
-PEERS = ("fw-fp32", "fw-int8", "whisper.cpp")
+PEERS = ("fw-fp32", "fw-int8", "whisper.cpp", "whisper.cpp-q8_0", "whisper.cpp-q5_1")
+QUANTIZED = {"whisper.cpp-q8_0": "q8_0", "whisper.cpp-q5_1": "q5_1"}  # peer -> its ggml file's type
 LOAD_SEEN = []  # the 1-minute load average after every round
 _MADE = {}  # model files written into the scratch folder, made once per run
 
@@ -82,11 +88,12 @@ def ggml_model_file(variant: str, scratch: str, ftype: str) -> tuple:
 
 
 def load_engines(variant: str, scratch: str, threads: int, peers, ggml_type: str, beam_size: Optional[int] = None,
-                 precision: str = "fp32"):
-    """ckw first, then the peers asked for; the ggml conversion's summary (or None). With beam_size:
-    ckw with that many beams, ckw greedy (the cost of the beams) and faster-whisper with that many.
-    With precision bf16 or int8: that build first, then ckw fp32 beside the peers."""
-    engines, ggml = [CkwPeer(variant, threads, beam_size, precision)], None
+                 precision: str = "fp32", long_form: bool = False):
+    """ckw first, then the peers asked for; the ggml conversions' summaries by type. With beam_size:
+    ckw with that many beams, ckw greedy (the cost of the beams) and faster-whisper with that many,
+    no whisper.cpp. With precision bf16 or int8: that build first, then ckw fp32 beside the peers.
+    whisper.cpp's quantized files only on the greedy clip rows (not long_form)."""
+    engines, ggml = [CkwPeer(variant, threads, beam_size, precision)], {}
     if beam_size or precision != "fp32":
         engines.append(CkwPeer(variant, threads))
     for peer in peers:
@@ -96,12 +103,13 @@ def load_engines(variant: str, scratch: str, threads: int, peers, ggml_type: str
                 _MADE[key] = ctranslate2_model_dir(variant, scratch)
             engines.append(FasterWhisperPeer(_MADE[key], "float32" if peer == "fw-fp32" else "int8", threads,
                                              beam_size or 1))
-        elif peer == "whisper.cpp" and not beam_size:
-            key = ("ggml", variant, scratch, ggml_type)
+        elif (peer == "whisper.cpp" or peer in QUANTIZED and not long_form) and not beam_size:
+            ftype = QUANTIZED.get(peer, ggml_type)
+            key = ("ggml", variant, scratch, ftype)
             if key not in _MADE:
-                _MADE[key] = ggml_model_file(variant, scratch, ggml_type)
-            path, ggml = _MADE[key]
-            engines.append(WhisperCppPeer(path, threads, ggml_type))
+                _MADE[key] = ggml_model_file(variant, scratch, ftype)
+            path, ggml[ftype] = _MADE[key]
+            engines.append(WhisperCppPeer(path, threads, ftype))
     return engines, ggml
 
 
@@ -245,17 +253,19 @@ def main(argv):
     rows_plan = [(short, None, "fp32")] + [(short, None, p) for p in FLAGS.precisions if p != "fp32"]
     rows_plan += [(short, FLAGS.beam_size, "fp32")] if FLAGS.beam_size > 1 else []
     rows_plan += [(clips.librispeech_joined(60 * FLAGS.long_minutes), None, "fp32")] if FLAGS.long_minutes else []
+    ggml_types = [QUANTIZED.get(p, FLAGS.ggml_type) for p in PEERS if p in FLAGS.peers and p.startswith("whisper.cpp")]
     result = {"machine": machine, "ckw_isa": sgemm.ckw_isa(machine["flags"], os.environ.get("CKW_ISA")),
               "isa_env": ISA_ENV.get(FLAGS.isa, {}), "threads": FLAGS.threads,
-              "runs": FLAGS.runs, "ggml_type": FLAGS.ggml_type, "blas": sgemm.blas_info(), "ggml": {}, "rows": [],
+              "runs": FLAGS.runs, "ggml_type": ", ".join(ggml_types) or "none", "blas": sgemm.blas_info(), "ggml": {},
+              "rows": [],
               "loadavg": {"start": load_start, "per_round": LOAD_SEEN}}
     with tempfile.TemporaryDirectory() as scratch:
         # Every model's clip row first, then the long-form rows: the short rows are done early.
         for clip, beam_size, precision in rows_plan:
             for variant in FLAGS.models:
                 engines, ggml = load_engines(variant, scratch, FLAGS.threads, FLAGS.peers, FLAGS.ggml_type, beam_size,
-                                             precision)
-                result["ggml"][variant] = ggml or result["ggml"].get(variant)
+                                             precision, clip.long_form)
+                result["ggml"].setdefault(variant, {}).update(ggml)
                 config = engines[0].engine.config
 
                 def partial(row):  # each round as soon as it is measured: a stopped run keeps it

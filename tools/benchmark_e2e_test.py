@@ -1,5 +1,6 @@
 """//tools:benchmark_e2e end to end at its smallest (tiny, one timed round, a 30 s long-form row): every
-engine gives every stage it exposes, the table and the JSON agree, the texts match on jfk.wav."""
+engine gives every stage it exposes, the table and the JSON agree, the texts match on jfk.wav;
+whisper.cpp's q8_0 and q5_1 files (made by the run) on the greedy clip rows, f16 on those and long-form."""
 
 import json
 import subprocess
@@ -9,6 +10,8 @@ import pytest
 from runtime import runfiles
 
 STAGES = ("frontend", "encoder", "prefill", "decode_per_token", "total")
+WHISPER_CPP = ("whisper.cpp-f16", "whisper.cpp-q8_0", "whisper.cpp-q5_1")
+PEERS = ("fw-fp32", "fw-int8") + WHISPER_CPP
 
 
 @pytest.fixture(scope="module")
@@ -31,27 +34,28 @@ def test_rows_engines_and_stages(run):
     greedy, bf16, int8, beams, long_form = report["rows"]
     # The bf16 and int8 builds against the peers and the fp32 build, on the same clip.
     for row, label in ((bf16, "ckw-bf16"), (int8, "ckw-int8")):
-        assert list(row["engines"]) == [label, "ckw", "fw-fp32", "fw-int8", "whisper.cpp-f16"]
-        assert set(row["ratios"]) == {"ckw", "fw-fp32", "fw-int8", "whisper.cpp-f16"}
+        assert list(row["engines"]) == [label, "ckw", *PEERS]
+        assert set(row["ratios"]) == {"ckw", *PEERS}
         assert all(row["engines"][label]["median_ms"][s] is not None for s in STAGES)
-        assert row["engines"]["ckw"]["text"] == greedy["engines"]["ckw"]["text"]
+        for engine in ("ckw",) + WHISPER_CPP:  # the same engines on the same clip as in the fp32 row
+            assert row["engines"][engine]["text"] == greedy["engines"][engine]["text"], engine
     assert list(beams["engines"]) == ["ckw-b5", "ckw", "fw-fp32-b5", "fw-int8-b5"]
     # One decoder call per step for all five beams: about as many calls as greedy makes, not five times.
     b5, b1 = (beams["engines"][e]["runs"][0]["decode_steps"] for e in ("ckw-b5", "ckw"))
     assert b1 / 2 < b5 < 2 * b1
     assert beams["engines"]["ckw-b5"]["text"] == greedy["engines"]["ckw"]["text"]  # jfk: beams agree
-    for row in (greedy, long_form):
+    for row, whisper_cpp in ((greedy, WHISPER_CPP), (long_form, WHISPER_CPP[:1])):  # quantized: clip rows only
         engines = row["engines"]
-        assert list(engines) == ["ckw", "fw-fp32", "fw-int8", "whisper.cpp-f16"]
-        for label in ("ckw", "whisper.cpp-f16"):
+        assert list(engines) == ["ckw", "fw-fp32", "fw-int8", *whisper_cpp]
+        for label in ("ckw",) + whisper_cpp:
             assert all(engines[label]["median_ms"][s] is not None for s in STAGES), label
+            assert label == "ckw" or row["ratios"][label]["total"] == pytest.approx(
+                engines["ckw"]["median_ms"]["total"] / engines[label]["median_ms"]["total"])
         for label in ("fw-fp32", "fw-int8"):
             ms = engines[label]["median_ms"]
             assert ms["prefill"] is None and ms["encoder"] > 0 and ms["total"] > 0
             assert engines[label]["derived"] == ["decode_per_token"]
-        assert set(row["ratios"]) == {"fw-fp32", "fw-int8", "whisper.cpp-f16"}
-        assert row["ratios"]["whisper.cpp-f16"]["total"] == pytest.approx(
-            engines["ckw"]["median_ms"]["total"] / engines["whisper.cpp-f16"]["median_ms"]["total"])
+        assert set(row["ratios"]) == {"fw-fp32", "fw-int8", *whisper_cpp}
         assert len(engines["ckw"]["runs"]) == 1 and row["sgemm"]["gflops"] > 0
         assert row["encoder_gflop"] == pytest.approx(36.94, abs=0.01)
     # The yardsticks: the read bandwidth in every row, a decoder step's bytes and floor on ckw's one-window rows.
@@ -64,7 +68,11 @@ def test_rows_engines_and_stages(run):
     assert five["self_kv"] > 4 * one["self_kv"] > 0  # every beam's own (prompts of equal length)
     assert greedy["decode_floors"]["ckw"]["share_of_read"] > 0
     assert long_form["seconds"] == 30.0
-    assert report["ggml"]["tiny"]["ftype"] == "f16"
+    assert report["ggml_type"] == "f16, q8_0, q5_1"
+    made = report["ggml"]["tiny"]
+    assert {k: (v["ftype"], v["header_ftype"]) for k, v in made.items()} == {
+        "f16": ("f16", 1), "q8_0": ("q8_0", 2007), "q5_1": ("q5_1", 2009)}
+    assert made["q5_1"]["bytes"] < made["q8_0"]["bytes"] < made["f16"]["bytes"]
     assert report["ckw_isa"] in ("avx512", "avx2", "scalar")
 
 
@@ -74,5 +82,6 @@ def test_table_names_the_machine_and_agrees_on_jfk(run):
     assert "OpenBLAS sgemm 1500x384x1536 on 2 threads" in text
     assert "memory read: " in text and "decode ckw: a step reads " in text
     jfk = text.split("tiny · jfk.wav")[1].split("tiny · ")[0]
-    for peer in ("fw-fp32", "fw-int8", "whisper.cpp-f16"):
+    for peer in PEERS:
         assert f"text {peer}: = ckw" in jfk
+    assert "ggml files: f16, q8_0, q5_1, converted" in text

@@ -1,5 +1,6 @@
 """whisper.cpp (the pywhispercpp wheel) as a peer of //tools:benchmark_e2e, on a ggml file that
-tools/bench/ggml_convert.py writes from the same packed checkpoint ckw loads.
+tools/bench/ggml_convert.py writes from the same packed checkpoint ckw loads (f16, or quantized q8_0 or
+q5_1; the label names the type: whisper.cpp-f16).
 
 Stages come from whisper.cpp's own counters (whisper_print_timings, read from its stderr after each
 run): frontend = mel time; encoder = encode time per run (one run per 30 s window; whisper.cpp's
