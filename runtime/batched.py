@@ -12,8 +12,9 @@ and falls back to higher temperatures.
 3. Every chunk is decoded alone, as a one-window request (recording.transcription with
    max_windows=1): its own log-mel zero-padded to 30 s, no previous text, the first temperature
    only, no fallback, no window skipped as silence; its initial_prompt, its own language
-   detection when the model is multilingual and no language is given (faster-whisper detects
-   once unless multilingual=True: see docs/vad.md). With timestamps the window is cut at its
+   detection when the model is multilingual and no language is given, on the window it decodes
+   (one encoder run), as faster-whisper's multilingual=True (which otherwise detects once: see
+   docs/vad.md). With timestamps the window is cut at its
    timestamp pairs and the tokens after the last pair are dropped (no second window); without
    timestamps it is one segment over the chunk.
 4. Up to batch_size chunks run at once, each on a SequenceGroup of the engine's shared paged
@@ -109,7 +110,7 @@ class _Runner:
         try:
             segments, info = recording.transcription(
                 chunk.samples, self.opts, frontend, encode, group, e.tokenizer, e.config,
-                e.model_info(), max_windows=1)
+                e.model_info(), max_windows=1, detect_in_first_window=True)
             return list(segments), info
         finally:
             with self.lock:

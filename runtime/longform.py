@@ -96,10 +96,14 @@ class EncodedWindows:
         return self._memory
 
 
-def detect_language(windows: EncodedWindows, decoder: TextDecoder, tokenizer: WhisperTokenizer):
+def detect_language(windows: EncodedWindows, decoder: TextDecoder, tokenizer: WhisperTokenizer,
+                    first_window: bool = False):
     """openai-whisper's choice on the first 30 s of the padded log-mel (never zero-padded):
-    (language code, probability of every language)."""
-    return decoding.detect_language(decoder, tokenizer, windows.memory(0, N_FRAMES))
+    (language code, probability of every language). first_window: on the first decoded window
+    instead, zero-padded past the content (faster-whisper's batched chunks), so the encoder runs
+    once for both."""
+    size = min(N_FRAMES, windows.content_frames) if first_window else N_FRAMES
+    return decoding.detect_language(decoder, tokenizer, windows.memory(0, size))
 
 
 def transcribe(

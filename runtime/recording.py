@@ -48,13 +48,16 @@ def transcription(audio: audio_stream.Audio, opts: TranscribeOptions, frontend: 
                   model: Dict, on_progress: Callable[[float], None] | None = None,
                   hold: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext,
                   speech_probabilities: Callable[[np.ndarray], np.ndarray] | None = None,
-                  max_windows: int | None = None) -> tuple[Iterator[Segment], TranscriptionInfo]:
+                  max_windows: int | None = None, detect_in_first_window: bool = False
+                  ) -> tuple[Iterator[Segment], TranscriptionInfo]:
     """Engine.transcribe's body over given parts, so one recording runs the same code on an
     engine's own handles or as one of many requests (runtime/streams.py): a frontend handle,
     `encoder` (a 30 s mel window -> memory), a decoder (decoding.TextDecoder with `align` and
     `calls`), `hold`, entered while the segments are consumed, and `speech_probabilities`
     (16 kHz samples -> Silero VAD's probability per window, runtime/vad.py) for opts.vad_filter;
-    max_windows: decode that many windows at most (longform.iter_segments; batched chunks: 1)."""
+    max_windows: decode that many windows at most (longform.iter_segments; batched chunks: 1);
+    detect_in_first_window: the language detected on the first decoded window's memory
+    (longform.detect_language first_window; batched chunks)."""
     t0 = time.perf_counter()
     source = audio_stream.open_source(frontend, audio)
     timeline = None
@@ -84,7 +87,7 @@ def transcription(audio: audio_stream.Audio, opts: TranscribeOptions, frontend: 
     with _closed_on_error(mel):
         language = opts.language
         if language is None and tokenizer.is_multilingual:
-            language, probs = longform.detect_language(windows, decoder, tokenizer)
+            language, probs = longform.detect_language(windows, decoder, tokenizer, first_window=detect_in_first_window)
             probability = probs[language]
         language = language or "en"
     opts = dataclasses.replace(opts, language=language)

@@ -10,6 +10,7 @@
 - The multi-stream guarantee: each chunk's segments in a batch of 8 equal the chunk decoded alone
   (a batch of 1), tokens included; without timestamps, each chunk's text equals openai-whisper's
   sequential transcribe() of the chunk's samples alone at temperature 0 with no skipping.
+- Language (base): each chunk detects its own on the window it decodes, one encoder run per chunk.
 - Options: batch_size -1 and batch_size with clip_timestamps are one-line errors naming
   batch_size; 0 is the sequential default.
 """
@@ -135,3 +136,22 @@ def test_options():
     assert (params.max_speech_duration_s, params.min_silence_duration_ms) == (30, 160)
     params = options_from(batch_size=4, vad_parameters={"max_speech_duration_s": 5, "threshold": 0.6}).vad_parameters
     assert (params.max_speech_duration_s, params.threshold, params.min_silence_duration_ms) == (30, 0.6, 2000)
+
+
+def test_each_chunk_detects_its_language_on_the_window_it_decodes():
+    """base, no language given: three French clips then two German ones (about 25 s and 20 s of
+    speech by the batched VAD, so a French chunk and a German one). The encoder runs once per
+    chunk (detection shares the decoded window), info has the first chunk's language, and the
+    German chunk decodes as with language="de" given."""
+    names = ("fleurs-fr-001.ogg", "fleurs-fr-000.ogg", "test_fr.wav", "fleurs-de-000.ogg", "fleurs-de-001.ogg")
+    clips = [speech_gaps.read_16k(runfiles.locate("test_audio", f"multilingual/{name}")) for name in names]
+    audio = speech_gaps.with_gaps(clips, [speech_gaps.Gap(1.0)] * (len(clips) + 1)).samples
+    with Engine.from_runfiles("base", threads=2) as e:
+        encode, runs = e.encoder.run, []
+        e.encoder.run = lambda window: runs.append(1) or encode(window)
+        segments, info = e.transcribe(audio, batch_size=2, without_timestamps=True)
+        detected = list(segments)
+        print([(s.start, s.end, s.text) for s in detected])
+        assert len(runs) == 2 and info.language == "fr" and len(detected) == 2, (runs, info.language)
+        segments, _ = e.transcribe(audio, batch_size=2, without_timestamps=True, language="de")
+        assert list(segments)[1].tokens == detected[1].tokens
