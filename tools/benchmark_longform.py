@@ -13,8 +13,8 @@ on average). Modes (--modes): `sequential`, openai-whisper's transcribe();
 vad_filter=True); `batched`, faster-whisper's BatchedInferencePipeline (ckw's --batch_size,
 --batch_size chunks at once, without timestamps, its default). WER: corpus word errors against the
 clips' LibriSpeech transcripts after openai-whisper's EnglishTextNormalizer. Every engine decodes
-greedily (beam size 1); in the vad and batched modes the peer is faster-whisper int8, and ckw
-runs each of --precisions. ckw runs as the CLI would (`tools.transcribe` in a
+greedily (beam size 1); ckw runs each of --precisions; in the vad and batched modes the peer is
+faster-whisper int8. ckw runs as the CLI would (`tools.transcribe` in a
 child process, srt output: wall time and peak RSS include loading the model); the peers run
 in-process on the same samples once their model is loaded, with openai-whisper's transcribe()
 defaults (greedy, temperature fallback 0.0-1.0, thresholds 2.4 / -1.0 / 0.6, conditioning on
@@ -56,7 +56,7 @@ flags.DEFINE_integer("repeats", 1, "Rounds over all engines (interleaved, so loa
                      "the table shows each engine's fastest.")
 flags.DEFINE_list("modes", list(MODES), "Modes to time: sequential, vad, batched (module docstring).")
 flags.DEFINE_list("recordings", list(RECORDINGS), "Recordings to time them on: joined, gaps (module docstring).")
-flags.DEFINE_list("precisions", ["fp32", "int8"], "ckw builds timed in the vad and batched modes (sequential: fp32).")
+flags.DEFINE_list("precisions", ["fp32", "int8"], "ckw builds timed in every mode (fp32 always, the ratios' base).")
 flags.DEFINE_integer("batch_size", 8, "Chunks at once in the batched mode, for ckw and faster-whisper.", lower_bound=1)
 flags.DEFINE_string("keep", None, "Directory to keep the recordings and ckw's srt files in (default: a temporary one).")
 
@@ -159,7 +159,7 @@ def time_faster_whisper(variant: str, audio, threads: int, scratch: str, compute
 def engines_of(mode: str, variant: str, wav: str, audio, work: str) -> dict:
     """Name -> a call timing that engine in `mode`; the first is ckw fp32, the row the ratios divide."""
     threads = FLAGS.threads
-    precisions = ["fp32"] + [p for p in FLAGS.precisions if p != "fp32" and mode != "sequential"]
+    precisions = ["fp32"] + [p for p in FLAGS.precisions if p != "fp32"]
     engines = {f"ckw {p} CLI": lambda p=p: run_cli(variant, wav, work, threads, mode, p) for p in precisions}
     if mode == "sequential" and "openai-whisper" in FLAGS.peers:
         engines["openai-whisper"] = lambda: time_openai(variant, audio, threads)
