@@ -39,6 +39,7 @@ from absl import app, flags
 from runtime import runfiles
 from runtime.engine import BUILT_IN
 from runtime.testing import speech_gaps
+from tests.e2e.wer import word_error_rate  # test-only: openai-whisper's normalizer
 from tools.bench.faster_whisper_peer import ctranslate2_model_dir
 from tools.testing.joined_audio import librispeech_clips, librispeech_joined, write_wav
 
@@ -168,18 +169,6 @@ def engines_of(mode: str, variant: str, wav: str, audio, work: str) -> dict:
             engines[f"faster-whisper {compute}"] = \
                 lambda c=compute: time_faster_whisper(variant, audio, threads, work, c, mode)
     return engines
-
-
-def word_error_rate(text: str, reference: str) -> float:
-    """Percent: word edit distance over reference words, both normalized as openai-whisper's
-    English WER."""
-    from whisper.normalizers import EnglishTextNormalizer  # test-only: loaded only when measured
-
-    from tests.e2e.wer import edit_distance
-
-    normalize = EnglishTextNormalizer()
-    ref, hyp = normalize(reference).split(), normalize(text).split()
-    return 100.0 * edit_distance(ref, hyp) / max(1, len(ref))
 
 
 def recording(name: str, folder: str, seconds: float) -> tuple:
