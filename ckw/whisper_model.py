@@ -20,6 +20,7 @@ import dataclasses
 import os
 import warnings
 from collections.abc import Iterable, Iterator
+from types import SimpleNamespace
 from typing import List, Optional, Tuple, Union
 
 import numpy as np
@@ -353,84 +354,70 @@ class WhisperModel:
 
     def _transcribe(self, given: dict, batch_size: Optional[int]) -> Tuple[Iterator[Segment], TranscriptionInfo]:
         """transcribe()'s body over its keywords `given`; batch_size: BatchedInferencePipeline's."""
-        g = dict(given)
-        audio, language, task, log_progress = g["audio"], g["language"], g["task"], g["log_progress"]
-        beam_size, best_of, patience, length_penalty = g["beam_size"], g["best_of"], g["patience"], g["length_penalty"]
-        repetition_penalty, no_repeat_ngram_size = g["repetition_penalty"], g["no_repeat_ngram_size"]
-        temperature, compression_ratio_threshold = g["temperature"], g["compression_ratio_threshold"]
-        log_prob_threshold, no_speech_threshold = g["log_prob_threshold"], g["no_speech_threshold"]
-        condition_on_previous_text = g["condition_on_previous_text"]
-        prompt_reset_on_temperature, initial_prompt = g["prompt_reset_on_temperature"], g["initial_prompt"]
-        prefix, suppress_blank, suppress_tokens = g["prefix"], g["suppress_blank"], g["suppress_tokens"]
-        without_timestamps, max_initial_timestamp = g["without_timestamps"], g["max_initial_timestamp"]
-        word_timestamps, prepend_punctuations = g["word_timestamps"], g["prepend_punctuations"]
-        append_punctuations, multilingual = g["append_punctuations"], g["multilingual"]
-        vad_filter, vad_parameters, max_new_tokens = g["vad_filter"], g["vad_parameters"], g["max_new_tokens"]
-        clip_timestamps = g["clip_timestamps"]
-        hallucination_silence_threshold, hotwords = g["hallucination_silence_threshold"], g["hotwords"]
+        o = SimpleNamespace(**given)  # the keywords, some of them rebound below
         for name, (honoured, why) in _ONLY_DEFAULT.items():
             if batch_size is not None and name == "multilingual":
                 continue  # batched: detected per chunk with multilingual=True, as faster-whisper's
             if not honoured(given[name]):
                 raise _refused(name, given[name], why)
         if batch_size is not None:
-            if not vad_filter:
-                raise _refused("vad_filter", vad_filter, "ckw's BatchedInferencePipeline decodes the VAD's speech "
+            if not o.vad_filter:
+                raise _refused("vad_filter", o.vad_filter, "ckw's BatchedInferencePipeline decodes the VAD's speech "
                                "chunks; use True")
-            if clip_timestamps is not None:
-                raise _refused("clip_timestamps", clip_timestamps, "ckw's BatchedInferencePipeline decodes the VAD's "
+            if o.clip_timestamps is not None:
+                raise _refused("clip_timestamps", o.clip_timestamps, "ckw's BatchedInferencePipeline decodes the VAD's "
                                "speech chunks; use None")
-            clip_timestamps = "0"
-            audio = _audio(audio)
-            if language is None and not multilingual and self.engine.tokenizer.is_multilingual:
+            o.clip_timestamps = "0"
+            o.audio = _audio(o.audio)
+            if o.language is None and not o.multilingual and self.engine.tokenizer.is_multilingual:
                 # faster-whisper: detected once, on the first 30 s of the speech, for every chunk
-                language = self.detect_language(audio, vad_filter=True, vad_parameters=BATCHED_VAD)[0]
-        if initial_prompt is not None and not isinstance(initial_prompt, str):
-            raise _refused("initial_prompt", initial_prompt, "ckw takes the prompt as text; give a string")
+                o.language = self.detect_language(o.audio, vad_filter=True, vad_parameters=BATCHED_VAD)[0]
+        if o.initial_prompt is not None and not isinstance(o.initial_prompt, str):
+            raise _refused("initial_prompt", o.initial_prompt, "ckw takes the prompt as text; give a string")
         # None and [] ask for no suppression: as openai-whisper's "", which still suppresses the
         # task and control tokens.
-        suppress = suppress_tokens if isinstance(suppress_tokens, str) else list(suppress_tokens or [])
+        suppress = o.suppress_tokens if isinstance(o.suppress_tokens, str) else list(o.suppress_tokens or [])
         options = dict(
-            language=language, task=task,
-            temperature=tuple(temperature) if isinstance(temperature, (list, tuple)) else temperature,
-            best_of=best_of, compression_ratio_threshold=compression_ratio_threshold,
-            logprob_threshold=log_prob_threshold, no_speech_threshold=no_speech_threshold,
-            condition_on_previous_text=condition_on_previous_text, initial_prompt=initial_prompt,
-            suppress_blank=suppress_blank, suppress_tokens=suppress,
-            without_timestamps=without_timestamps, max_initial_timestamp=max_initial_timestamp,
-            word_timestamps=word_timestamps, prepend_punctuations=prepend_punctuations,
-            append_punctuations=append_punctuations, clip_timestamps=clip_timestamps,
-            **(_vad(vad_filter, vad_parameters, clip_timestamps) if batch_size is None else
-               {"vad_filter": True, "vad_parameters": vad_parameters, "batch_size": batch_size}),
-            **_search_options(beam_size, patience, length_penalty))
+            language=o.language, task=o.task,
+            temperature=tuple(o.temperature) if isinstance(o.temperature, (list, tuple)) else o.temperature,
+            best_of=o.best_of, compression_ratio_threshold=o.compression_ratio_threshold,
+            logprob_threshold=o.log_prob_threshold, no_speech_threshold=o.no_speech_threshold,
+            condition_on_previous_text=o.condition_on_previous_text, initial_prompt=o.initial_prompt,
+            suppress_blank=o.suppress_blank, suppress_tokens=suppress,
+            without_timestamps=o.without_timestamps, max_initial_timestamp=o.max_initial_timestamp,
+            word_timestamps=o.word_timestamps, prepend_punctuations=o.prepend_punctuations,
+            append_punctuations=o.append_punctuations, clip_timestamps=o.clip_timestamps,
+            **(_vad(o.vad_filter, o.vad_parameters, o.clip_timestamps) if batch_size is None else
+               {"vad_filter": True, "vad_parameters": o.vad_parameters, "batch_size": batch_size}),
+            **_search_options(o.beam_size, o.patience, o.length_penalty))
         progress = {}
-        on_progress = (lambda seconds: progress["bar"].update(seconds)) if log_progress else None
+        on_progress = (lambda seconds: progress["bar"].update(seconds)) if o.log_progress else None
         try:
-            segments, found = self.engine.transcribe(_audio(audio), on_progress=on_progress, **options)
+            segments, found = self.engine.transcribe(_audio(o.audio), on_progress=on_progress, **options)
         except OptionError as e:  # named as the caller named it
             if e.name not in RENAMED:
                 raise
             raise OptionError(RENAMED[e.name], str(e)[len(e.name):]) from None
-        if log_progress:
+        if o.log_progress:
             from tqdm import tqdm
 
             progress["bar"] = tqdm(total=found.duration_after_vad, unit="seconds")  # faster-whisper's: the speech
         reported = TranscriptionOptions(
-            beam_size=beam_size, best_of=best_of, patience=patience, length_penalty=length_penalty,
-            repetition_penalty=repetition_penalty, no_repeat_ngram_size=no_repeat_ngram_size,
-            log_prob_threshold=log_prob_threshold, no_speech_threshold=no_speech_threshold,
-            compression_ratio_threshold=compression_ratio_threshold,
-            condition_on_previous_text=condition_on_previous_text,
-            prompt_reset_on_temperature=prompt_reset_on_temperature,
-            temperatures=list(temperature) if isinstance(temperature, (list, tuple)) else [temperature],
-            initial_prompt=initial_prompt, prefix=prefix, suppress_blank=suppress_blank,
+            beam_size=o.beam_size, best_of=o.best_of, patience=o.patience, length_penalty=o.length_penalty,
+            repetition_penalty=o.repetition_penalty, no_repeat_ngram_size=o.no_repeat_ngram_size,
+            log_prob_threshold=o.log_prob_threshold, no_speech_threshold=o.no_speech_threshold,
+            compression_ratio_threshold=o.compression_ratio_threshold,
+            condition_on_previous_text=o.condition_on_previous_text,
+            prompt_reset_on_temperature=o.prompt_reset_on_temperature,
+            temperatures=list(o.temperature) if isinstance(o.temperature, (list, tuple)) else [o.temperature],
+            initial_prompt=o.initial_prompt, prefix=o.prefix, suppress_blank=o.suppress_blank,
             suppress_tokens=(tuple(decoding.suppress_tokens(self.engine.tokenizer, suppress))
-                             if suppress_tokens else suppress_tokens),
-            without_timestamps=without_timestamps, max_initial_timestamp=max_initial_timestamp,
-            word_timestamps=word_timestamps, prepend_punctuations=prepend_punctuations,
-            append_punctuations=append_punctuations, multilingual=multilingual, max_new_tokens=max_new_tokens,
-            clip_timestamps=clip_timestamps, hallucination_silence_threshold=hallucination_silence_threshold,
-            hotwords=hotwords)
+                             if o.suppress_tokens else o.suppress_tokens),
+            without_timestamps=o.without_timestamps, max_initial_timestamp=o.max_initial_timestamp,
+            word_timestamps=o.word_timestamps, prepend_punctuations=o.prepend_punctuations,
+            append_punctuations=o.append_punctuations, multilingual=o.multilingual, max_new_tokens=o.max_new_tokens,
+            clip_timestamps=o.clip_timestamps, hallucination_silence_threshold=o.hallucination_silence_threshold,
+            hotwords=o.hotwords)
         probs = found.all_language_probs
         info = TranscriptionInfo(
             language=found.language,
@@ -438,9 +425,9 @@ class WhisperModel:
             duration=found.duration, duration_after_vad=found.duration_after_vad,
             all_language_probs=sorted(probs.items(), key=lambda kv: -kv[1]) if probs is not None else None,
             transcription_options=reported,
-            vad_options=_reported_vad(vad_parameters, found.options.vad_parameters if batch_size is not None
+            vad_options=_reported_vad(o.vad_parameters, found.options.vad_parameters if batch_size is not None
                                       else options["vad_parameters"]))
-        return _converted(segments, word_timestamps, progress, reported, keep_empty=batch_size is not None), info
+        return _converted(segments, o.word_timestamps, progress, reported, keep_empty=batch_size is not None), info
 
 
 def _converted(segments, word_timestamps: bool, progress: dict, reported: TranscriptionOptions,

@@ -22,3 +22,12 @@ def shard(items: list) -> list:
     if shards > 1:
         open(os.environ["TEST_SHARD_STATUS_FILE"], "a").close()
     return items[int(os.environ.get("TEST_SHARD_INDEX", "0"))::shards]
+
+
+def manifest(folder: str) -> list[list[str]]:
+    """Rows of @test_audio//:<folder>'s MANIFEST.tsv with absolute paths: path, seconds, language,
+    reference, ..."""
+    root = runfiles.locate("test_audio", folder)
+    with open(os.path.join(root, "MANIFEST.tsv"), encoding="utf-8") as f:
+        rows = [line.split("\t") for line in f.read().splitlines()[1:] if line.strip()]
+    return [[os.path.join(root, r[0]), *r[1:]] for r in rows]

@@ -171,17 +171,17 @@ def check_writers(got, ref):
             assert start == pytest.approx(s["start"], abs=5e-4) and end == pytest.approx(s["end"], abs=5e-4)
 
 
-@pytest.mark.skipif("michael" not in SELECTED, reason="runs in the michael target")
-def test_michael_policy_on_the_reference_model_equals_openai_whisper():
-    """The same loop over openai-whisper's PyTorch encoder and decoder: float-rounding agreement."""
-    variant, clip, _ = CASES["michael"]
-    model = openai_reference.model(variant)
-    tok = WhisperTokenizer.from_checkpoint(runfiles_checkpoint_dir(variant))
-    audio = openai_reference.read_audio_16k(runfiles.locate("test_audio", clip))
-    mel = whisper.log_mel_spectrogram(torch.from_numpy(audio), model.dims.n_mels, padding=whisper.audio.N_SAMPLES)
-    encode = lambda window: openai_reference.encoder_memory(model, torch.from_numpy(window))  # noqa: E731
-    got = longform.transcribe(mel.numpy(), encode, TorchTextDecoder(model), tok,
-                              longform.TranscribeOptions(language=None, temperature=TEMPERATURES))
-    # torch's float32 log_softmax is off by up to ~7e-5 from float64 on these logits; ours is not.
-    check_against_reference("michael", got, abs_logprob=2e-4)
-    assert np.isfinite([s["no_speech_prob"] for s in got["segments"]]).all()
+if "michael" in SELECTED:  # collected in the michael target only, where its clip is in the data
+    def test_michael_policy_on_the_reference_model_equals_openai_whisper():
+        """The same loop over openai-whisper's PyTorch encoder and decoder: float-rounding agreement."""
+        variant, clip, _ = CASES["michael"]
+        model = openai_reference.model(variant)
+        tok = WhisperTokenizer.from_checkpoint(runfiles_checkpoint_dir(variant))
+        audio = openai_reference.read_audio_16k(runfiles.locate("test_audio", clip))
+        mel = whisper.log_mel_spectrogram(torch.from_numpy(audio), model.dims.n_mels, padding=whisper.audio.N_SAMPLES)
+        encode = lambda window: openai_reference.encoder_memory(model, torch.from_numpy(window))  # noqa: E731
+        got = longform.transcribe(mel.numpy(), encode, TorchTextDecoder(model), tok,
+                                  longform.TranscribeOptions(language=None, temperature=TEMPERATURES))
+        # torch's float32 log_softmax is off by up to ~7e-5 from float64 on these logits; ours is not.
+        check_against_reference("michael", got, abs_logprob=2e-4)
+        assert np.isfinite([s["no_speech_prob"] for s in got["segments"]]).all()

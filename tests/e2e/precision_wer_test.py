@@ -1,7 +1,7 @@
 """The precision gate: on every shared LibriSpeech clip a narrower build's WER (bf16, int8) is
 within 0.3 points (absolute) of the fp32 build's, on the shared long recording within 1.0 (three
-of its 339 words: MAX_LONG_GAP says why), and both are printed; on a multilingual model, its
-language detection agrees with fp32's on every shared multilingual clip.
+of its 339 words: MAX_LONG_GAP says why), and both are printed (language detection:
+precision_language_test.py).
 
 Both builds transcribe each clip the way //tools:transcribe does (Engine.transcribe, English,
 greedy at temperature 0 only, so the run is deterministic and the two builds take the same
@@ -17,8 +17,8 @@ import sys
 import pytest
 from whisper.normalizers import EnglishTextNormalizer
 
-from runtime import runfiles
 from runtime.engine import Engine
+from tests.e2e.clips import manifest
 from tests.e2e.wer import edit_distance
 
 VARIANT = os.environ["CKW_VARIANT"]
@@ -30,14 +30,6 @@ MAX_WER_GAP = 0.3  # percentage points, |WER_precision - WER_fp32|, over the Lib
 # (one phrase: "Pity the world" decoded as "Thou, who is the city, the world"). The gate here is
 # three words; the 0.3 target is not met by int8 base on this recording.
 MAX_LONG_GAP = 1.0
-
-
-def manifest(folder: str) -> list[list[str]]:
-    """Rows of @test_audio//:<folder>'s MANIFEST.tsv: path, seconds, language, reference, ..."""
-    root = runfiles.locate("test_audio", folder)
-    with open(os.path.join(root, "MANIFEST.tsv"), encoding="utf-8") as f:
-        rows = [line.split("\t") for line in f.read().splitlines()[1:] if line.strip()]
-    return [[os.path.join(root, r[0]), *r[1:]] for r in rows]
 
 
 def librispeech() -> list[tuple[str, str]]:
@@ -86,27 +78,6 @@ def test_long_recording_wer_is_within_three_words_of_fp32():
     (path, seconds, _, reference, *_), = manifest("long")
     check_gap([(path, reference)], f"the {float(seconds):.0f} s recording (long-form, {len(reference.split())} words)",
               MAX_LONG_GAP)
-
-
-def test_language_detection_agrees_with_fp32():
-    clips = manifest("multilingual")
-    assert len(clips) >= 15
-    detected = {}
-    for precision in ("fp32", PRECISION):
-        with Engine.from_runfiles(VARIANT, precision=precision) as engine:
-            if not engine.tokenizer.is_multilingual:
-                pytest.skip(f"{VARIANT} is English-only: it detects no language")
-            for path, *_ in clips:
-                segments, info = engine.transcribe(path, temperature=0.0)
-                segments.close()  # the language is known before any segment is decoded
-                detected[precision, path] = info.language
-    rows = [(os.path.basename(p), lang, detected["fp32", p], detected[PRECISION, p]) for p, _, lang, *_ in clips]
-    for name, lang, ours, narrow in rows:
-        print(f"{VARIANT} {name:24} labelled {lang:3} fp32 {ours:3} {PRECISION} {narrow}")
-    differ = [r for r in rows if r[2] != r[3]]
-    print(f"{VARIANT}: language detection, {PRECISION} agrees with fp32 on {len(rows) - len(differ)} of {len(rows)} "
-          "shared multilingual clips")
-    assert not differ, differ
 
 
 if __name__ == "__main__":
