@@ -38,7 +38,7 @@ from absl import app, flags
 from models.whisper.checkpoint.packed import runfiles_checkpoint_dir
 from runtime import runfiles
 from runtime.engine import PRECISIONS
-from tools.bench import bandwidth, clips, report, sgemm
+from tools.bench import bandwidth, clips, isa, report, sgemm
 from tools.bench.ckw_peer import CkwPeer
 from tools.bench.faster_whisper_peer import FasterWhisperPeer, ctranslate2_model_dir
 from tools.bench.ggml_convert import convert
@@ -68,7 +68,7 @@ flags.DEFINE_integer("pause_ms", 300, "Idle time before each run, so the previou
                      "(OpenMP, OpenBLAS) are asleep when the next starts.", lower_bound=0)
 flags.DEFINE_string("from_json", None, "Measure nothing: print the table of an earlier --json file (a stopped run's "
                     "too, its unfinished row marked).")
-flags.DEFINE_enum("isa", "best", ["best", "avx2"], "Instruction set for the whole run. avx2: on a machine with "
+flags.DEFINE_enum("isa", "best", isa.CHOICES, "Instruction set for the whole run. avx2: on a machine with "
                   "AVX-512, ckw's AVX2 path (CKW_ISA=avx2), faster-whisper's (CT2_FORCE_CPU_ISA=AVX2) and OpenBLAS's "
                   "Haswell kernels for the sgemm probe (OPENBLAS_CORETYPE); whisper.cpp runs what its wheel was built "
                   "for either way.")
@@ -214,24 +214,9 @@ def _loadavg() -> float:
         return float("nan")
 
 
-# --isa avx2: the environment each library reads when it loads (hence a fresh process).
-ISA_ENV = {"avx2": {"CKW_ISA": "avx2", "CT2_FORCE_CPU_ISA": "AVX2", "OPENBLAS_CORETYPE": "Haswell"}}
-
-
-def _reexec_for_isa(isa: str) -> None:
-    """Runs this benchmark again in a process whose environment has ISA_ENV[isa] from the start:
-    OpenBLAS and CTranslate2 are loaded (numpy, faster_whisper imports) before flags are parsed."""
-    env = ISA_ENV.get(isa, {})
-    if all(os.environ.get(k) == v for k, v in env.items()):
-        return
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, **env})
-
-
 def main(argv):
     del argv
-    _reexec_for_isa(FLAGS.isa)
+    isa.reexec_for(FLAGS.isa)
     if FLAGS.from_json:
         with open(_user_path(FLAGS.from_json), encoding="utf-8") as f:
             print(report.render_saved(json.load(f)))
@@ -255,7 +240,7 @@ def main(argv):
     rows_plan += [(clips.librispeech_joined(60 * FLAGS.long_minutes), None, "fp32")] if FLAGS.long_minutes else []
     ggml_types = [QUANTIZED.get(p, FLAGS.ggml_type) for p in PEERS if p in FLAGS.peers and p.startswith("whisper.cpp")]
     result = {"machine": machine, "ckw_isa": sgemm.ckw_isa(machine["flags"], os.environ.get("CKW_ISA")),
-              "isa_env": ISA_ENV.get(FLAGS.isa, {}), "threads": FLAGS.threads,
+              "isa_env": isa.ISA_ENV.get(FLAGS.isa, {}), "threads": FLAGS.threads,
               "runs": FLAGS.runs, "ggml_type": ", ".join(ggml_types) or "none", "blas": sgemm.blas_info(), "ggml": {},
               "rows": [],
               "loadavg": {"start": load_start, "per_round": LOAD_SEEN}}

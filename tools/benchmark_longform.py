@@ -40,6 +40,7 @@ from runtime import runfiles
 from runtime.engine import BUILT_IN
 from runtime.testing import speech_gaps
 from tests.e2e.wer import word_error_rate  # test-only: openai-whisper's normalizer
+from tools.bench import isa
 from tools.bench.faster_whisper_peer import ctranslate2_model_dir
 from tools.testing.joined_audio import librispeech_clips, librispeech_joined, write_wav
 
@@ -59,6 +60,8 @@ flags.DEFINE_list("modes", list(MODES), "Modes to time: sequential, vad, batched
 flags.DEFINE_list("recordings", list(RECORDINGS), "Recordings to time them on: joined, gaps (module docstring).")
 flags.DEFINE_list("precisions", ["fp32", "int8"], "ckw builds timed in every mode (fp32 always, the ratios' base).")
 flags.DEFINE_integer("batch_size", 8, "Chunks at once in the batched mode, for ckw and faster-whisper.", lower_bound=1)
+flags.DEFINE_enum("isa", "best", isa.CHOICES, "Instruction set for the whole run. avx2: on a machine with AVX-512, "
+                  "ckw's and faster-whisper's AVX2 paths (CKW_ISA=avx2, CT2_FORCE_CPU_ISA=AVX2), as benchmark_e2e's.")
 flags.DEFINE_string("keep", None, "Directory to keep the recordings and ckw's srt files in (default: a temporary one).")
 
 TEMPERATURES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
@@ -83,8 +86,9 @@ def _cpu_name() -> str:
                 flags_line = line
             if line.startswith("model name"):
                 name = line.split(":", 1)[1].strip()
-        isa = "AVX-512" if " avx512f" in flags_line else "AVX2" if " avx2" in flags_line else "baseline x86-64"
-    return f"{name} ({isa})"
+        best = "AVX-512" if " avx512f" in flags_line else "AVX2" if " avx2" in flags_line else "baseline x86-64"
+    capped = " ".join(f"{k}={v}" for k, v in isa.ISA_ENV.get(FLAGS.isa, {}).items())
+    return f"{name} ({best}{', capped: ' + capped if capped else ''})"
 
 
 # The CLI's flags per mode (greedy in every mode: the peers' transcribe() default; the CLI's own is
@@ -191,6 +195,7 @@ def _row(variant: str, mode: str, engine: str, r: dict, ours: dict, audio_second
 
 def main(argv):
     del argv
+    isa.reexec_for(FLAGS.isa)
     logging.getLogger("faster_whisper").setLevel(logging.WARNING)  # its INFO lines would break up the table
     folder = os.path.dirname(runfiles.locate("test_audio", "librispeech/MANIFEST.tsv"))
     scratch_dir = tempfile.TemporaryDirectory()
