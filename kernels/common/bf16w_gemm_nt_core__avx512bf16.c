@@ -33,7 +33,8 @@ CKW_BF16_VI void dot4_(const float* restrict xm, const uint16_t* restrict w0, co
   const int64_t Kv = K - K % 32, kt = K - Kv;
   __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps(), a2 = _mm512_setzero_ps(), a3 = _mm512_setzero_ps();
   for (int64_t k = 0; k < Kv; k += 32) {
-    for (int j = 0; j < 4; ++j) _mm_prefetch((const char*)(pf + j * K + k), _MM_HINT_T0);  // one line per row
+    // one line per row, into L2 (gemm_nt_core__simd.inc's PF_ROWS says why)
+    for (int j = 0; j < 4; ++j) _mm_prefetch((const char*)(pf + j * K + k), _MM_HINT_T1);
     const __m512bh xv = x32_(xm + k);
     a0 = _mm512_dpbf16_ps(a0, xv, w32_(w0 + k));
     a1 = _mm512_dpbf16_ps(a1, xv, w32_(w0 + K + k));
