@@ -40,7 +40,7 @@ from runtime import runfiles
 from runtime.engine import BUILT_IN
 from runtime.testing import speech_gaps
 from tests.e2e.wer import word_error_rate  # test-only: openai-whisper's normalizer
-from tools.bench import isa
+from tools.bench import isa, sgemm
 from tools.bench.faster_whisper_peer import ctranslate2_model_dir
 from tools.testing.joined_audio import librispeech_clips, librispeech_joined, write_wav
 
@@ -79,16 +79,10 @@ def _status_kb(pid: int, key: str) -> int:
 
 
 def _cpu_name() -> str:
-    with open("/proc/cpuinfo", encoding="ascii") as f:
-        flags_line, name = "", "unknown CPU"
-        for line in f:
-            if line.startswith("flags"):
-                flags_line = line
-            if line.startswith("model name"):
-                name = line.split(":", 1)[1].strip()
-        best = "AVX-512" if " avx512f" in flags_line else "AVX2" if " avx2" in flags_line else "baseline x86-64"
+    cpu = sgemm.cpu_info()
+    best = "AVX-512" if cpu["flags"]["avx512f"] else "AVX2" if cpu["flags"]["avx2"] else "baseline x86-64"
     capped = " ".join(f"{k}={v}" for k, v in isa.ISA_ENV.get(FLAGS.isa, {}).items())
-    return f"{name} ({best}{', capped: ' + capped if capped else ''})"
+    return f"{cpu['model']} ({best}{', capped: ' + capped if capped else ''})"
 
 
 # The CLI's flags per mode (greedy in every mode: the peers' transcribe() default; the CLI's own is

@@ -24,6 +24,7 @@ from absl import app, flags
 
 from runtime import abi, runfiles
 from runtime.engine import BUILT_IN, Engine
+from tools.bench import sgemm
 
 FLAGS = flags.FLAGS
 flags.DEFINE_enum("model", "tiny", sorted(BUILT_IN), "Built-in model to profile.")
@@ -53,7 +54,7 @@ class PhaseTimer:
         self.split = split
         self.calls = collections.Counter()
         self.seconds = collections.Counter()
-        self.ops = collections.defaultdict(lambda: collections.Counter())
+        self.ops = collections.defaultdict(collections.Counter)
         self._current = None
         self._last = 0.0
         self._attached = []
@@ -104,14 +105,15 @@ def transcribe(engine: Engine, path: str, split: bool) -> PhaseTimer:
         text = "".join(s.text for s in segments)
     finally:
         timer.detach()
-        for handle in handles.values():
-            if split:
+        if split:
+            for handle in handles.values():
                 handle("set_tap", abi.TAP_FN(), None)
     timer.text = text
     return timer
 
 
 def profile(engine: Engine, path: str) -> dict:
+    cpu = sgemm.cpu_info()
     transcribe(engine, path, split=False)  # warm-up: pages in the weights, spins up the threads
     plain = transcribe(engine, path, split=False)
     tapped = transcribe(engine, path, split=True)
@@ -129,20 +131,13 @@ def profile(engine: Engine, path: str) -> dict:
                     for op, s in ops.items()],  # in the order the phase first ran them
         })
     return {"model": FLAGS.model, "precision": FLAGS.precision, "threads": FLAGS.threads, "wav": path,
-            "cpu": cpu_model(), "text": plain.text.strip(), "phases": phases}
-
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            return next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), "unknown")
-    except OSError:
-        return "unknown"
+            "cpu": cpu["model"], "ckw_isa": sgemm.ckw_isa(cpu["flags"], os.environ.get("CKW_ISA")),
+            "text": plain.text.strip(), "phases": phases}
 
 
 def print_table(result: dict, out=sys.stdout) -> None:
-    print(f"{result['model']} {result['precision']}, {result['threads']} threads, {result['cpu']}, "
-          f"{os.path.basename(result['wav'])}", file=out)
+    print(f"{result['model']} {result['precision']}, {result['threads']} threads, {result['cpu']} (ckw path "
+          f"{result['ckw_isa']}), {os.path.basename(result['wav'])}", file=out)
     for p in result["phases"]:
         if p["ms_per_call"] * p["calls"] < 1.0:  # under a millisecond in all: setters, resets
             continue
