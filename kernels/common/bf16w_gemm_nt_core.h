@@ -10,13 +10,16 @@
 // any column split gives the whole call's bits). M > CKW_GEMM_ROWS_MAX widens while packing the
 // W panel (costs what fp32 costs); M <= CKW_GEMM_ROWS_MAX streams the bf16 rows (half the
 // bytes of fp32).
-// avx512bf16: M > CKW_GEMM_ROWS_MAX is the avx512 path (same bits; a blocked vdpbf16ps tile with
-// packed k pairs of x and W measured slower on this Xeon: 92 against 140 GFLOPS at 1500x384x384). M <= CKW_GEMM_ROWS_MAX uses
-// vdpbf16ps: x is rounded to bf16 too (nearest even), products are exact in fp32, pairs (k,
-// k + 1) are summed into 16 lane chains along K, then a fixed-order horizontal sum; bf16 and
-// fp32 denormals are read as 0 and results flushed (the instruction ignores MXCSR). That is a
-// looser contract (x's relative error up to 2^-8) stated in the maps' tolerance_c; a row still
-// gets the bits it gets alone and any column split gives the whole call's bits.
+// avx512bf16: vdpbf16ps for every M, x rounded to bf16 too (nearest even); products are exact in
+// fp32; bf16 and fp32 denormals are read as 0 and results flushed (the instruction ignores MXCSR).
+// That is a looser contract (x's relative error up to 2^-8) stated in the maps' tolerance_c.
+// M <= CKW_GEMM_ROWS_MAX: pairs (k, k + 1) summed into 16 lane chains along K, then a fixed-order
+// horizontal sum; a row gets the bits it gets alone and any column split gives the whole call's
+// bits. M > CKW_GEMM_ROWS_MAX: each output one fp32 chain seeded with 0 (r for the residual
+// epilogue) over the k pairs in order, each pair adding the odd k's product, then the even k's,
+// then + b, GELU: independent of M, tiling and any split of rows or columns (2x the avx512 path
+// on Zen 4; a Xeon measured an earlier blocked vdpbf16ps tile slower than the avx512 path, 92
+// against 140 GFLOPS at 1500x384x384, where AMX takes these shapes anyway).
 // amx: M > CKW_GEMM_ROWS_MAX on AMX-BF16 tiles (TDPBF16PS; 3-4x the widening path at the encoder
 // shapes): x rounded to bf16 as above, each output an fp32 tile sum over 32-k steps in K order
 // from 0, then + b, GELU, r + in fp32: the same looser contract, and the bits depend only on the
