@@ -1,5 +1,6 @@
 """Locates build outputs (libraries, checkpoints) in the Bazel runfiles tree of this process, or
-in the installed ckw package, which holds them at their workspace paths (//:wheel)."""
+in the installed ckw package, which holds them at their workspace paths (//:wheel); and the user's
+own files named on a command line (user_path)."""
 
 import os
 
@@ -41,3 +42,10 @@ def locate(repository: str, path: str) -> str:
     if not os.path.exists(full):
         raise FileNotFoundError(f"{repository}//{path} is not in the runfiles ({full}); add it to the target's data")
     return full
+
+
+def user_path(path: str) -> str:
+    """A path from the command line: relative to where the user ran `bazel run` (Bazel runs the
+    program in its runfiles and says where in BUILD_WORKING_DIRECTORY), else to the current
+    directory; `~` expanded."""
+    return os.path.join(os.environ.get("BUILD_WORKING_DIRECTORY", os.getcwd()), os.path.expanduser(path))

@@ -202,10 +202,6 @@ def build_row(variant: str, clip, engines, config, probe, runs_planned: int, sam
     }
 
 
-def _user_path(path: str) -> str:
-    return os.path.join(os.environ.get("BUILD_WORKING_DIRECTORY", os.getcwd()), os.path.expanduser(path))
-
-
 def _loadavg() -> float:
     try:
         with open("/proc/loadavg", encoding="utf-8") as f:
@@ -218,7 +214,7 @@ def main(argv):
     del argv
     isa.reexec_for(FLAGS.isa)
     if FLAGS.from_json:
-        with open(_user_path(FLAGS.from_json), encoding="utf-8") as f:
+        with open(runfiles.user_path(FLAGS.from_json), encoding="utf-8") as f:
             print(report.render_saved(json.load(f)))
         return
     for name in ("faster_whisper", "pywhispercpp"):  # their per-call INFO lines would bury the progress rows
@@ -232,7 +228,7 @@ def main(argv):
                              "every row's reference)")
     machine = sgemm.cpu_info()
     load_start = _loadavg()
-    short = clips.from_file(_user_path(FLAGS.wav) if FLAGS.wav else runfiles.locate("test_audio", "jfk.wav"))
+    short = clips.from_file(runfiles.user_path(FLAGS.wav) if FLAGS.wav else runfiles.locate("test_audio", "jfk.wav"))
     # (clip, beam size, precision) per row: greedy, each other build and beams on the clip, then long-form
     # (greedy on every engine).
     rows_plan = [(short, None, "fp32")] + [(short, None, p) for p in FLAGS.precisions if p != "fp32"]
@@ -275,7 +271,7 @@ def main(argv):
 
 def _write_json(result) -> None:
     if FLAGS.json:
-        path = _user_path(FLAGS.json)
+        path = runfiles.user_path(FLAGS.json)
         with open(path + ".partial", "w", encoding="utf-8") as f:
             json.dump(result, f, indent=1, default=float)
             f.write("\n")

@@ -54,10 +54,6 @@ flags.DEFINE_string("worker_spec", None, "Internal: the worker's spec (JSON); it
 PEERS = {"fw-fp32": "float32", "fw-int8": "int8"}
 
 
-def _user_path(path: str) -> str:
-    return os.path.join(os.environ.get("BUILD_WORKING_DIRECTORY", os.getcwd()), os.path.expanduser(path))
-
-
 def _worker(kind: str, spec: dict, scratch: str) -> dict:
     """Runs sizes.WORKERS[kind] in a new process of this program and returns its result."""
     spec = dict(spec, out=os.path.join(scratch, f"{kind}.result.json"))
@@ -153,7 +149,7 @@ def render(result: dict) -> str:
 
 def _write_json(result: dict) -> None:
     if FLAGS.json:
-        with open(_user_path(FLAGS.json), "w", encoding="utf-8") as f:
+        with open(runfiles.user_path(FLAGS.json), "w", encoding="utf-8") as f:
             json.dump(result, f, indent=1, default=float)
             f.write("\n")
 
@@ -176,7 +172,7 @@ def main(argv):
     if FLAGS.worker:
         return _run_worker()
     if FLAGS.from_json:
-        with open(_user_path(FLAGS.from_json), encoding="utf-8") as f:
+        with open(runfiles.user_path(FLAGS.from_json), encoding="utf-8") as f:
             print(render(json.load(f)))
         return None
     unknown = [s for s in FLAGS.synthetic if s not in layout.STANDARD]
@@ -185,12 +181,12 @@ def main(argv):
     bad = [p for p in FLAGS.peers if p not in PEERS]
     if bad:
         raise app.UsageError(f"--peers: unknown {', '.join(bad)}; choose from {', '.join(PEERS)}")
-    wav = _user_path(FLAGS.wav) if FLAGS.wav else runfiles.locate("test_audio", "jfk.wav")
+    wav = runfiles.user_path(FLAGS.wav) if FLAGS.wav else runfiles.locate("test_audio", "jfk.wav")
     machine = sgemm.cpu_info()
     result = {"machine": machine, "ckw_isa": sgemm.ckw_isa(machine["flags"], os.environ.get("CKW_ISA")),
               "threads": FLAGS.threads, "runs": FLAGS.runs, "decode_tokens": FLAGS.decode_tokens,
               "blas": sgemm.blas_info(), "rows": []}
-    scratch_root = _user_path(FLAGS.scratch) if FLAGS.scratch else None
+    scratch_root = runfiles.user_path(FLAGS.scratch) if FLAGS.scratch else None
     with tempfile.TemporaryDirectory(dir=scratch_root) as scratch:
         for model in FLAGS.synthetic:
             result["rows"].append(measure(model, wav, scratch))

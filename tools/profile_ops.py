@@ -25,6 +25,7 @@ from absl import app, flags
 from runtime import abi, runfiles
 from runtime.engine import BUILT_IN, Engine
 from tools.bench import sgemm
+from tools.testing import audio_manifest
 
 FLAGS = flags.FLAGS
 flags.DEFINE_enum("model", "tiny", sorted(BUILT_IN), "Built-in model to profile.")
@@ -151,19 +152,17 @@ def main(argv):
     del argv
     os.environ["CKW_NUM_THREADS"] = str(FLAGS.threads)
     if FLAGS.wav:
-        path = os.path.join(os.environ.get("BUILD_WORKING_DIRECTORY", os.getcwd()), os.path.expanduser(FLAGS.wav))
+        path = runfiles.user_path(FLAGS.wav)
         if not os.path.isfile(path):
             raise SystemExit(f"profile_ops: --wav {FLAGS.wav}: no such file; give a recording (16 kHz WAV or any "
                              "container FFmpeg reads)")
     else:
-        root = runfiles.locate("test_audio", "long")
-        with open(os.path.join(root, "MANIFEST.tsv"), encoding="utf-8") as f:
-            path = os.path.join(root, f.read().splitlines()[1].split("\t")[0])
+        path = audio_manifest.rows(runfiles.locate("test_audio", "long"))[0]["path"]
     with Engine.from_runfiles(FLAGS.model, precision=FLAGS.precision, threads=FLAGS.threads) as engine:
         result = profile(engine, path)
     print_table(result)
     if FLAGS.json:
-        target = os.path.join(os.environ.get("BUILD_WORKING_DIRECTORY", os.getcwd()), FLAGS.json)
+        target = runfiles.user_path(FLAGS.json)
         tmp = target + ".tmp"
         with open(tmp, "w", encoding="utf-8") as f:
             json.dump(result, f, indent=1)

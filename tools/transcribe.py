@@ -180,12 +180,6 @@ def parse_flags(argv):
         sys.exit(_error(f"{e}; see --help", EXIT_USAGE))
 
 
-def _user_path(path: str) -> str:
-    """Paths on the command line are relative to where the user ran `bazel run`."""
-    base = os.environ.get("BUILD_WORKING_DIRECTORY", os.getcwd())
-    return os.path.join(base, os.path.expanduser(path))
-
-
 def _optional_float(name: str):
     text = getattr(FLAGS, name).strip()
     if text.lower() == "none":
@@ -298,7 +292,7 @@ def _inputs(positional: list) -> list:
         print(f"{PROGRAM}: no audio file given; using the built-in demo clip synthesized by the build with "
               f"espeak-ng ({DEMO_CLIP})", file=sys.stderr)
         return [(DEMO_CLIP, runfiles.locate("ckw", DEMO_CLIP))]
-    return [(name, _user_path(name)) for name in names]
+    return [(name, runfiles.user_path(name)) for name in names]
 
 
 def _targets(inputs: list, to_stdout: bool) -> dict:
@@ -310,11 +304,11 @@ def _targets(inputs: list, to_stdout: bool) -> dict:
             formats = [extension if extension in output_formats.FORMATS else "txt"]
         if len(inputs) > 1 or len(formats) > 1:
             raise CliError("--output takes one input and one --output_format; use --output_dir for several")
-        target = None if FLAGS.output == "-" else (_user_path(FLAGS.output), f"--output {FLAGS.output}")
+        target = None if FLAGS.output == "-" else (runfiles.user_path(FLAGS.output), f"--output {FLAGS.output}")
         return {inputs[0][1]: [(formats[0], target)]}
     if to_stdout:
         return {inputs[0][1]: [("txt" if FLAGS.output_format == "all" else FLAGS.output_format, None)]}
-    out_dir = _user_path(FLAGS.output_dir)
+    out_dir = runfiles.user_path(FLAGS.output_dir)
     targets, owner = {}, {}
     for name, path in inputs:
         stem = os.path.splitext(os.path.basename(path))[0]
@@ -405,7 +399,7 @@ def main(argv):
     try:
         if not demo_to_stdout and FLAGS.output is None:
             try:
-                os.makedirs(_user_path(FLAGS.output_dir), exist_ok=True)
+                os.makedirs(runfiles.user_path(FLAGS.output_dir), exist_ok=True)
             except OSError as e:
                 raise OutputFileError(f"--output_dir {FLAGS.output_dir}: cannot create it ({e.strerror})") from None
         engine = model_spec.open_engine(engine_spec(), FLAGS.verify_weights, FLAGS.threads or None)

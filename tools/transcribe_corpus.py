@@ -23,6 +23,7 @@ import tempfile
 from absl import app, flags
 
 # The single-file CLI: its --model, --model_dir, --precision, --output_format and decoding flags are ours too.
+from runtime import runfiles
 from runtime.options import options_from
 from models.whisper.checkpoint.errors import CheckpointError
 from runtime.errors import EngineError
@@ -51,11 +52,6 @@ SINGLE_FILE_FLAGS = ("wav", "output", "verbose", "threads")
 
 class UsageError(ValueError):
     pass
-
-
-def _user_path(path: str) -> str:
-    """Paths on the command line are relative to where the user ran `bazel run`."""
-    return os.path.join(os.environ.get("BUILD_WORKING_DIRECTORY", os.getcwd()), os.path.expanduser(path))
 
 
 def _check_flags() -> None:
@@ -101,13 +97,13 @@ def run() -> int:
     except transcribe.CliError as e:
         raise UsageError(str(e)) from None
     options = options_from(**transcribe.options_from_flags())
-    output_dir = _user_path(FLAGS.output_dir)
-    files = inputs.list_inputs(_user_path(FLAGS.input))
+    output_dir = runfiles.user_path(FLAGS.output_dir)
+    files = inputs.list_inputs(runfiles.user_path(FLAGS.input))
     address = FLAGS.address or os.environ.get("RAY_ADDRESS") or None  # Ray's own convention
     ray = cluster.import_ray()  # before anything is written: a missing Ray is an install problem
     if address:
         cluster.check_reachable(ray, address)
-    batch = {"model": FLAGS.model, "model_dir": FLAGS.model_dir and _user_path(FLAGS.model_dir),
+    batch = {"model": FLAGS.model, "model_dir": FLAGS.model_dir and runfiles.user_path(FLAGS.model_dir),
              "precision": FLAGS.precision, "output_format": FLAGS.output_format,
              "options": dataclasses.asdict(options)}
     book = journal.Journal(output_dir, batch)

@@ -4,6 +4,7 @@ import os
 
 from runtime import runfiles
 from tests.e2e import references
+from tools.testing import audio_manifest
 
 
 def audio_root() -> str:
@@ -24,10 +25,7 @@ def shard(items: list) -> list:
     return items[int(os.environ.get("TEST_SHARD_INDEX", "0"))::shards]
 
 
-def manifest(folder: str) -> list[list[str]]:
-    """Rows of @test_audio//:<folder>'s MANIFEST.tsv with absolute paths: path, seconds, language,
-    reference, ..."""
-    root = runfiles.locate("test_audio", folder)
-    with open(os.path.join(root, "MANIFEST.tsv"), encoding="utf-8") as f:
-        rows = [line.split("\t") for line in f.read().splitlines()[1:] if line.strip()]
-    return [[os.path.join(root, r[0]), *r[1:]] for r in rows]
+def manifest(folder: str) -> list[dict[str, str]]:
+    """Rows of @test_audio//:<folder>'s MANIFEST.tsv (tools/testing/audio_manifest.py): path,
+    seconds, language, transcript, ..."""
+    return audio_manifest.rows(runfiles.locate("test_audio", folder))

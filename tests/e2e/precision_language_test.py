@@ -29,9 +29,9 @@ def detected_languages(precision: str, paths: list[str]) -> dict[str, str]:
 def test_language_detection_agrees_with_fp32():
     clips = manifest("multilingual")
     assert len(clips) >= 15
-    paths = [c[0] for c in clips]
+    paths = [c["path"] for c in clips]
     fp32, narrow = detected_languages("fp32", paths), detected_languages(PRECISION, paths)
-    rows = [(os.path.basename(p), lang, fp32[p], narrow[p]) for p, _, lang, *_ in clips]
+    rows = [(c["file"], c["language"], fp32[c["path"]], narrow[c["path"]]) for c in clips]
     for name, lang, ours, other in rows:
         print(f"{VARIANT} {name:24} labelled {lang:3} fp32 {ours:3} {PRECISION} {other}")
     differ = [r for r in rows if r[2] != r[3]]

@@ -16,6 +16,7 @@ import glob
 import json
 import os
 
+from tools.testing import audio_manifest
 from tools.testing.joined_audio import librispeech_joined, write_wav
 
 TEMPERATURES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
@@ -59,8 +60,7 @@ LONGFORM = {
 
 def shared_clips(audio_root: str) -> list[str]:
     """jfk.wav and every LibriSpeech clip of MANIFEST.tsv, as paths in @test_audio (audio_root)."""
-    with open(os.path.join(audio_root, "librispeech", "MANIFEST.tsv"), encoding="utf-8") as f:
-        names = [line.split("\t")[0] for line in f.read().splitlines()[1:] if line.strip()]
+    names = [row["file"] for row in audio_manifest.rows(os.path.join(audio_root, "librispeech"))]
     return ["jfk.wav"] + [f"librispeech/{n}" for n in names]
 
 

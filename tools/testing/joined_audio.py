@@ -2,11 +2,10 @@
 benchmarks build what they need): the clips in MANIFEST.tsv order, 0.5 s of silence between
 them, repeated from the start until the recording is long enough."""
 
-import csv
-import os
-
 import numpy as np
 import soundfile
+
+from tools.testing import audio_manifest
 
 SAMPLE_RATE = 16000
 GAP_SECONDS = 0.5
@@ -16,14 +15,14 @@ def librispeech_clips(folder: str, seconds: float, gap_seconds: float = GAP_SECO
     """(mono float32 samples at 16 kHz, reference transcript) of the clips in MANIFEST.tsv order,
     repeated from the start, until they and a gap of gap_seconds after each but the last reach
     `seconds`. folder: the LibriSpeech folder of the test audio (with its MANIFEST.tsv)."""
-    with open(os.path.join(folder, "MANIFEST.tsv"), encoding="utf-8") as f:
-        rows = [(row["file"], row["transcript"]) for row in csv.DictReader(f, delimiter="\t")]
+    rows = audio_manifest.rows(folder)
     out, total = [], 0
     while total < seconds * SAMPLE_RATE:
-        for name, transcript in rows:
-            audio, rate = soundfile.read(os.path.join(folder, name), dtype="float32", always_2d=True)
+        for row in rows:
+            transcript = row["transcript"]
+            audio, rate = soundfile.read(row["path"], dtype="float32", always_2d=True)
             if rate != SAMPLE_RATE:
-                raise ValueError(f"{name}: {rate} Hz; the LibriSpeech clips are 16 kHz")
+                raise ValueError(f"{row['path']}: {rate} Hz; the LibriSpeech clips are 16 kHz")
             out.append((audio.mean(axis=1), transcript))
             total += audio.shape[0] + int(gap_seconds * SAMPLE_RATE)
             if total >= seconds * SAMPLE_RATE:
