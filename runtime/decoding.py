@@ -58,6 +58,10 @@ class TextDecoder(Protocol):
     def reorder(self, source: Sequence[int]) -> None:
         """Sequence b continues from sequence source[b] (its self-K/V, in place)."""
 
+    # Optional: top_log_probs(scores [n, n_vocab], k) -> (tokens [n, k], logprobs [n, k]), the
+    # beam search's ranking of filtered logits in the library (the paged decoder's rank phase);
+    # without it token_choice ranks them in numpy, with the same result.
+
 
 def prompt_rows(rows: Sequence[int], n_tokens: int) -> np.ndarray:
     """TextDecoder.prefill's `rows` as int32 indices into the prompt (negative counts from the
@@ -206,7 +210,8 @@ def decode(
     if options.language is None:  # openai-whisper detects the language of every such window
         language = detect_language(decoder, tokenizer, memory)[0] if tokenizer.is_multilingual else "en"
         options = dataclasses.replace(options, language=language)
-    group = token_choice.chooser(options, tokenizer.eot, decoder.max_beams, rng)
+    group = token_choice.chooser(options, tokenizer.eot, decoder.max_beams, rng,
+                                 getattr(decoder, "top_log_probs", token_choice.top_log_probs_rows))
     n_ctx = decoder.n_text_ctx
     prefix = initial_tokens(tokenizer, options, n_ctx)
     sample_len = options.sample_len or n_ctx // 2

@@ -84,6 +84,17 @@ class PagedDecoder:
             self._groups.add(group)
             return group
 
+    def top_log_probs(self, scores: np.ndarray, k: int, group: "SequenceGroup | None" = None):
+        """The rank phase: each row's k best tokens of filtered logits `scores` [n, n_vocab] and
+        their float32 log-probabilities, best first ([n, k] int32 and float32; ties in token
+        order): token_choice.top_log_probs's ranking, in C between steps."""
+        scores = np.ascontiguousarray(scores, dtype=np.float32)
+        n = scores.shape[0]
+        tokens, logprobs = np.empty((n, k), np.int32), np.empty((n, k), np.float32)
+        self._call(lambda: self.handle.call_named("rank", scores=scores, n_seqs=n, n_top=k, top_tokens=tokens,
+                                                  top_logprobs=logprobs), group)
+        return tokens, logprobs
+
     # -- calls on the handle: one at a time, steps between them --------------------------------
 
     def _call(self, fn, group: "SequenceGroup | None" = None):
@@ -283,6 +294,9 @@ class SequenceGroup:
         out = self.paged._step(self, ids)
         self.calls["decode"] += time.perf_counter() - t0
         return out
+
+    def top_log_probs(self, scores: np.ndarray, k: int):
+        return self.paged.top_log_probs(scores, k, self)
 
     def reorder(self, source: Sequence[int]) -> None:
         if len(source) > self.max_beams:

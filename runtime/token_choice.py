@@ -63,6 +63,12 @@ def top_log_probs(row: np.ndarray, k: int, margin: int = 4) -> tuple[np.ndarray,
     return part[order[:k]], lp[order[:k]]
 
 
+def top_log_probs_rows(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """top_log_probs of every row of scores [n, V]: tokens [n, k] and log-probabilities [n, k]."""
+    ranked = [top_log_probs(row, k) for row in scores]
+    return np.array([t for t, _ in ranked]), np.array([lp for _, lp in ranked])
+
+
 def softmax(logits: np.ndarray) -> np.ndarray:
     x = logits.astype(np.float64)
     x = np.exp(x - x.max())
@@ -118,8 +124,8 @@ class Sampler:
 class BeamSearch:
     """openai-whisper's BeamSearchDecoder (temperature 0) for one window."""
 
-    def __init__(self, beam_size: int, eot: int, patience: float | None):
-        self.n, self.eot = beam_size, eot
+    def __init__(self, beam_size: int, eot: int, patience: float | None, rank=top_log_probs_rows):
+        self.n, self.eot, self.rank = beam_size, eot, rank  # rank: top_log_probs_rows or a decoder's own
         self.max_candidates = round(beam_size * (patience or 1.0))
         if self.max_candidates <= 0:
             raise OptionError("patience", f"={patience} with beam_size={beam_size} keeps no candidate; "
@@ -134,8 +140,9 @@ class BeamSearch:
     def update(self, scores: np.ndarray) -> list[int] | None:
         """Ranks every beam's candidates; the rows the new beams continue from (None: unmoved)."""
         ranked, sources = {}, {}
+        tokens, logprobs = self.rank(scores, self.n + 1)
         for j in range(self.n):
-            for token, logprob in zip(*top_log_probs(scores[j], self.n + 1)):
+            for token, logprob in zip(tokens[j], logprobs[j]):
                 sequence = tuple(self.beams[j]) + (int(token),)
                 ranked[sequence] = float(self.sums[j] + logprob)  # float32 sum, as torch
                 sources[sequence] = j
@@ -174,10 +181,11 @@ class BeamSearch:
         return [(list(seq[: seq.index(self.eot)]), logprob, seq in ended) for seq, logprob in finished.items()]
 
 
-def chooser(options, eot: int, max_beams: int, rng: np.random.Generator | None):
-    """The token chooser of a window's DecodingOptions: beams, best_of samples or one sequence."""
+def chooser(options, eot: int, max_beams: int, rng: np.random.Generator | None, rank=top_log_probs_rows):
+    """The token chooser of a window's DecodingOptions: beams (ranked by `rank`, as
+    top_log_probs_rows), best_of samples or one sequence."""
     if options.beam_size is not None:
-        return BeamSearch(group_size(options.beam_size, max_beams, "beam_size"), eot, options.patience)
+        return BeamSearch(group_size(options.beam_size, max_beams, "beam_size"), eot, options.patience, rank)
     n = (options.best_of or 1) if options.temperature > 0 else 1
     if options.temperature > 0 and rng is None:
         rng = np.random.default_rng(0)

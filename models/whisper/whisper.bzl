@@ -79,7 +79,7 @@ PARTS = {
     "decoder": struct(circuit = "//circuits:audio_transformer_decoder.json", phases = ["prefill", "decode", "reorder"], only = None),
     # Many independent sequences per decode step (docs/multi-stream.md): what Engine.transcribe
     # runs, one request or many; `decoder` stays for the one-window path and its own tests.
-    "decoder_paged": struct(circuit = "//circuits:audio_transformer_decoder_paged.json", phases = ["prefill", "decode", "copy_blocks"], only = None),
+    "decoder_paged": struct(circuit = "//circuits:audio_transformer_decoder_paged.json", phases = ["prefill", "decode", "copy_blocks", "rank"], only = None),
 }
 
 def _built(part, variant, precision = "fp32"):

@@ -7,6 +7,9 @@ on every other layout's (bf16, the seeded sizes) the first check alone (`only=`)
 - Batched == solo: three requests (their own encoder memories in entries, prompts of different
   lengths, forked beams) advanced together in random subsets and orders, on 2 threads, give each
   sequence the bits it gets alone on 1 thread in a fresh handle with other block ids.
+- The rank phase (a beam search's candidates): on real logits of five beams, with a suppress
+  list and the timestamp rules' masks, the same tokens and log-probabilities as the numpy ranking
+  (runtime/token_choice.py); a row with every token masked is refused.
 - The cache facts per entry: one projection per (entry, memory) whatever the batch; setting one
   entry's memory invalidates that entry alone; a decode naming an invalid or out-of-range entry,
   a position past the context or a block id outside the pool is refused before any kernel runs,
@@ -19,7 +22,7 @@ import unittest
 
 import numpy as np
 
-from runtime import abi
+from runtime import abi, token_choice
 from runtime.kv_pool import BlockPool
 
 ARGS = dict(a.split("=", 1) for a in sys.argv[1:] if "=" in a)
@@ -135,6 +138,30 @@ class PagedDecoderTest(unittest.TestCase):
             old("decode", tokens, 5, want5)
             got = new.decode(beams, [0] * 5, tokens)
             self.assertEqual(got.tobytes(), want5.tobytes(), f"five beams, step {step}")
+
+    def test_the_rank_phase_ranks_as_numpy(self):
+        p = self.paged()
+        p.set_memory(0, self.memories[0])
+        seq = p.pool.new_seq()
+        p.prefill(seq, 0, self.prompts[0])
+        beams = [seq.fork() for _ in range(5)]
+        seq.free()
+        logits = p.decode(beams, [0] * 5, self.streams[2][:5])
+        scores = np.array(logits, copy=True)
+        scores[1, ::7] = -np.inf  # a suppress list
+        scores[2, self.vocab // 2:] = -np.inf  # text only
+        scores[3, :self.vocab - 10] = -np.inf  # ten tokens left
+        for k in (1, 6, 9):
+            tokens, logprobs = np.empty((5, k), np.int32), np.empty((5, k), np.float32)
+            p.h.call_named("rank", scores=scores, n_seqs=5, n_top=k, top_tokens=tokens, top_logprobs=logprobs)
+            want_t, want_lp = token_choice.top_log_probs_rows(scores, k)
+            np.testing.assert_array_equal(tokens, want_t, err_msg=f"k={k}")
+            np.testing.assert_array_equal(logprobs.view(np.uint32), want_lp.view(np.uint32), err_msg=f"k={k}")
+        scores[4] = -np.inf
+        tokens, logprobs = np.empty((5, 6), np.int32), np.empty((5, 6), np.float32)
+        with self.assertRaises(abi.AbiError) as caught:
+            p.h.call_named("rank", scores=scores, n_seqs=5, n_top=6, top_tokens=tokens, top_logprobs=logprobs)
+        self.assertIn("masked", str(caught.exception))
 
     BEAMS = (1, 5, 5)  # up to 11 rows a step: past the 8 rows the GEMMs' blocked path starts at
 

@@ -1,0 +1,2 @@
+#include "kernels/common/simd_avx512.h"
+#include "kernels/activation/f32_top_log_probs__simd.inc"
