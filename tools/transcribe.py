@@ -61,7 +61,7 @@ flags.DEFINE_enum("precision", "fp32", list(PRECISIONS), "Weights: fp32 (the con
                   "bf16 (Linear weights and token embedding rounded to bf16, for AMX and AVX512-BF16) or int8 (the "
                   "same weights as int8 with a scale per output channel, activations quantized per row, int32 sums on "
                   "AMX, VNNI or AVX2); each within 0.3 points of fp32's WER on the LibriSpeech clips "
-                  "(//tests/e2e:{bf16,int8}_wer_tiny_test); derived from the checkpoint into the cache on first use; "
+                  "(//tests/e2e:precision_wer_tiny_test); derived from the checkpoint into the cache on first use; "
                   "tiny.en, base and their fine-tunes.")
 flags.DEFINE_string("language", "detect", "Spoken language (a code such as en, de, fr), or detect: from the first 30 s "
                     "on multilingual models (English-only models always use en).")
