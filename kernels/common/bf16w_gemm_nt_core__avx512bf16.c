@@ -177,12 +177,11 @@ static CKW_SIMD_TARGET void ptile_rows_(int R, int64_t np, const uint16_t* a, co
 }
 
 // Rows [m0, m0 + mc) x columns [n_lo, n_hi) of y over all of K, as block_ in the template: per K
-// slice, x's rows rounded into xs, then per panel (packed, or found in packed) the tiles down the
-// rows. Partial sums between slices live in y (exact floats: the same chains as one loop).
+// slice, x's rows rounded into xs, then per panel (packed here, or found in packed: the column
+// block from n_lo) the tiles down the rows. Partial sums between slices live in y (exact floats: the same chains as one loop).
 static CKW_SIMD_TARGET void pblock_(float* y, const float* x, const uint16_t* w, const float* b, const float* r,
                                     int64_t m0, int64_t mc, int64_t n_lo, int64_t n_hi, int64_t N, int64_t K,
-                                    int64_t ldy, int epi, uint16_t* xs, uint32_t* panel, const uint32_t* packed,
-                                    int64_t n_base) {
+                                    int64_t ldy, int epi, uint16_t* xs, uint32_t* panel, const uint32_t* packed) {
   const int64_t P = (K + 1) / 2;
   for (int64_t k0 = 0; k0 == 0 || k0 < K; k0 += BKC) {  // K == 0: one empty slice writes y
     const int64_t kc = K - k0 < BKC ? K - k0 : BKC, np = (kc + 1) / 2;
@@ -190,7 +189,7 @@ static CKW_SIMD_TARGET void pblock_(float* y, const float* x, const uint16_t* w,
     round_x_(xs, x, K, m0, mc, k0, kc);
     for (int64_t n0 = n_lo; n0 < n_hi; n0 += BNR) {
       const int64_t nv = N - n0 < BNR ? N - n0 : BNR;
-      const uint32_t* pp = packed ? packed + (n0 - n_base) * P + k0 / 2 * BNR : panel;
+      const uint32_t* pp = packed ? packed + (n0 - n_lo) * P + k0 / 2 * BNR : panel;
       if (!packed) pack_pairs_(panel, w, K, n0, nv, k0, kc);
       for (int64_t i0 = 0; i0 < mc; i0 += BMR) {
         const int64_t m = m0 + i0;
@@ -221,7 +220,7 @@ static CKW_SIMD_TARGET void blocked_(float* y, const float* x, const uint16_t* w
       pack_pairs_(packed + (n0 - nb) * P, w, K, n0, N - n0 < BNR ? N - n0 : BNR, 0, K);
     for (int64_t m0 = 0; m0 < M; m0 += BMC) {
       const int64_t mc = M - m0 < BMC ? M - m0 : BMC;
-      pblock_(y, x, w, b, r, m0, mc, nb, nb_hi, N, K, ldy, epi, xs, panel, packed, nb);
+      pblock_(y, x, w, b, r, m0, mc, nb, nb_hi, N, K, ldy, epi, xs, panel, packed);
     }
   }
 }
