@@ -178,7 +178,8 @@ static CKW_SIMD_TARGET void ptile_rows_(int R, int64_t np, const uint16_t* a, co
 
 // Rows [m0, m0 + mc) x columns [n_lo, n_hi) of y over all of K, as block_ in the template: per K
 // slice, x's rows rounded into xs, then per panel (packed here, or found in packed: the column
-// block from n_lo) the tiles down the rows. Partial sums between slices live in y (exact floats: the same chains as one loop).
+// block from n_lo) the tiles down the rows. Partial sums between slices live in y (exact floats:
+// the same chains as one loop).
 static CKW_SIMD_TARGET void pblock_(float* y, const float* x, const uint16_t* w, const float* b, const float* r,
                                     int64_t m0, int64_t mc, int64_t n_lo, int64_t n_hi, int64_t N, int64_t K,
                                     int64_t ldy, int epi, uint16_t* xs, uint32_t* panel, const uint32_t* packed) {
