@@ -62,17 +62,9 @@ CKW_EMU float ckw_emu_fma_dazftz_(float a, float b, float c) {
 // the rounded result tells tininess.
 CKW_EMU float ckw_emu_add_dazftz_(float a, float b) { return ckw_emu_flush_(ckw_emu_flush_(a) + ckw_emu_flush_(b)); }
 
-// The SDM's convert_fp32_to_bfloat16.
-CKW_EMU uint16_t ckw_emu_cvtne_bf16_(float f) {
-  const uint32_t u = ckw_f32_bits(f);
-  if ((u & 0x7f800000u) == 0) return (uint16_t)((u >> 16) & 0x8000u);  // zero or denormal
-  if ((u & 0x7f800000u) == 0x7f800000u)                                 // infinity or NaN
-    return (uint16_t)((u >> 16) | ((u & 0x007fffffu) ? 0x0040u : 0u));
-  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
 CKW_EMU ckw_emu_pbh ckw_emu_cvtne2ps_pbh(ckw_emu_ps a, ckw_emu_ps b) {
   ckw_emu_pbh r;
-  for (int l = 0; l < 16; ++l) r.h[l] = ckw_emu_cvtne_bf16_(b.f[l]), r.h[16 + l] = ckw_emu_cvtne_bf16_(a.f[l]);
+  for (int l = 0; l < 16; ++l) r.h[l] = ckw_f32_to_bf16_cvtne(b.f[l]), r.h[16 + l] = ckw_f32_to_bf16_cvtne(a.f[l]);
   return r;
 }
 CKW_EMU ckw_emu_ps ckw_emu_dpbf16_ps(ckw_emu_ps acc, ckw_emu_pbh a, ckw_emu_pbh b) {

@@ -28,4 +28,13 @@ static inline uint16_t ckw_f32_to_bf16(float f) {
   return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 
+// What VCVTNE2PS2BF16 gives (the SDM's convert_fp32_to_bfloat16): as above, but a denormal becomes
+// a zero of its sign, and an infinity or NaN keeps its top half (a NaN quieted).
+static inline uint16_t ckw_f32_to_bf16_cvtne(float f) {
+  const uint32_t u = ckw_f32_bits(f);
+  if ((u & 0x7f800000u) == 0) return (uint16_t)((u >> 16) & 0x8000u);
+  if ((u & 0x7f800000u) == 0x7f800000u) return (uint16_t)((u >> 16) | ((u & 0x007fffffu) ? 0x0040u : 0u));
+  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
 #endif  // CKW_KERNELS_COMMON_BF16_H_

@@ -41,7 +41,8 @@ def compile_circuit(circuit_path: str, kernel_map_paths: list[str], config_path:
 
     g = trace.graph = graph_pass.build(circuit, config)
     dtypes = load.weight_dtypes(manifest) if manifest else None
-    selection = trace.selection = selection_pass.select(g, kernel_maps, dtypes)
+    precision = load.build_precision(manifest) if manifest else None
+    selection = trace.selection = selection_pass.select(g, kernel_maps, dtypes, precision)
     regions = plan.state_regions(g)
     prefix = f"ckw_{variant}_{g.part}"
     weights = lower.Weights(manifest.data if manifest else None, manifest.path if manifest else "")

@@ -12,7 +12,7 @@ import copy
 import json
 import os
 from dataclasses import dataclass
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import jsonschema
 
@@ -198,6 +198,11 @@ def weight_dtypes(doc: Document) -> Dict[str, str]:
     return {t["name"]: MANIFEST_DTYPES[t["dtype"]] for t in doc.data["tensors"]}
 
 
+def build_precision(doc: Document) -> Optional[str]:
+    """The build a derived checkpoint states (`precision`: bf16, int8), None for the converted one."""
+    return doc.data.get("precision")
+
+
 def load_manifest(path: str) -> Document:
     doc = Document(path, _read_json(path))
     data = doc.data
@@ -207,6 +212,9 @@ def load_manifest(path: str) -> Document:
     if not (isinstance(layout, str) and len(layout) == 64 and all(c in "0123456789abcdef" for c in layout)):
         raise CompileError(f"{path}: /layout_sha256: expected the layout digest (64 lowercase hex digits); repack the "
                            "checkpoint (models/whisper/checkpoint/pack.py)")
+    if not isinstance(data.get("precision", ""), str):
+        raise CompileError(f"{path}: /precision: expected the build's name (a string, e.g. \"bf16\"), got "
+                           f"{data['precision']!r}; rederive the checkpoint (models/whisper/checkpoint/precision)")
     for i, t in enumerate(data["tensors"]):
         for key in ("name", "dtype", "shape", "offset", "nbytes"):
             if key not in t:

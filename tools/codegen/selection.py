@@ -3,6 +3,9 @@
 A map is a candidate when it provides the op's kind, runs in the phase and every port the op binds
 a checkpoint tensor to has the tensor's dtype in the manifest (an f32 weight selects an f32
 kernel, a bf16 weight a bf16 one): one circuit compiles against any precision of checkpoint.
+A map may also state the builds it is made for (`precisions`, matched against the manifest's
+`precision`): it is a candidate only in those builds, and there it is chosen over the maps that
+state none (how an op without weights, attention say, computes in bf16 in the bf16 build).
 
 Also checks the op's slots against the provider's ports: every required input and weight
 port is wired, and the op wires no port the kernel does not have; and an op's `contract`, if it
@@ -35,14 +38,19 @@ def _runs_in(doc: Document, phase: str) -> bool:
     return "any" in phases or phase in phases
 
 
-def rejection(op: Op, phase: str, doc: Document, dtypes: Optional[Dict[str, str]] = None) -> Optional[str]:
+def rejection(op: Op, phase: str, doc: Document, dtypes: Optional[Dict[str, str]] = None,
+              precision: Optional[str] = None) -> Optional[str]:
     """Why `doc` cannot run `op` in `phase`, or None when it is a candidate. `dtypes`: the
-    manifest's tensor dtypes (None without a manifest: weights then choose nothing)."""
+    manifest's tensor dtypes (None without a manifest: weights then choose nothing); `precision`:
+    the manifest's build (None: the converted checkpoint)."""
     provides = doc.data["provides"]
     if provides != op.kind:
         return f"provides '{provides}', not '{op.kind}'"
     if not _runs_in(doc, phase):
         return f"runs in phase(s) {', '.join(doc.data['phases'])}, not '{phase}'"
+    builds = doc.data.get("precisions")
+    if builds and precision not in builds:
+        return f"made for the {', '.join(builds)} build(s), not {'the ' + precision if precision else 'this'} one"
     for port, w in sorted(op.weights.items()):
         spec = doc.data["ports"].get(port)
         have = (dtypes or {}).get(w.tensor)
@@ -101,12 +109,23 @@ def _check_contract(op: Op, doc: Document) -> None:
                                f"is the source of truth; drop {key} from the circuit or make the two agree")
 
 
-def select(graph: Graph, kernel_maps: List[Document], dtypes: Optional[Dict[str, str]] = None) -> Selection:
-    """`dtypes`: tensor name -> dtype from the manifest (load.weight_dtypes), None without one."""
+def _made_for_the_build(verdicts: List[Candidate], precision: Optional[str]) -> List[Candidate]:
+    """Maps that state the build's precision win over candidates that state none."""
+    if not any(why is None and d.data.get("precisions") for d, why in verdicts):
+        return verdicts
+    return [(d, f"a map made for the {precision} build provides it" if why is None and not d.data.get("precisions")
+             else why) for d, why in verdicts]
+
+
+def select(graph: Graph, kernel_maps: List[Document], dtypes: Optional[Dict[str, str]] = None,
+           precision: Optional[str] = None) -> Selection:
+    """`dtypes`: tensor name -> dtype from the manifest (load.weight_dtypes), None without one;
+    `precision`: the manifest's build (load.build_precision), None for the converted checkpoint."""
     providers, considered = {}, {}
     for op in graph.ops:
         for phase in op.phases:
-            verdicts = [(d, rejection(op, phase, d, dtypes)) for d in kernel_maps]
+            verdicts = _made_for_the_build([(d, rejection(op, phase, d, dtypes, precision)) for d in kernel_maps],
+                                           precision)
             candidates = [d for d, why in verdicts if why is None]
             context = dict(op=op.name, phase=phase, candidates=_record(verdicts))
             note = _weights_note(op, dtypes)

@@ -1,0 +1,29 @@
+#include "kernels/attention/bf16_attention.h"
+
+#include "kernels/common/cpu.h"
+
+// The avx512bf16 path's scratch (bf16_attention__avx512bf16.c lays it out) after the f32 path's,
+// which the same call may take instead: K^T in pairs [ceil(Dh / 2)][np], V in key pairs
+// [np / 2][Dv], a block's scores [32][np] and numerators [32][np] (bf16), its q rows [32][Dv]
+// (bf16) and 32 sums; np = Tk rounded up to 32, Dv = Dh rounded up to 32.
+int64_t ckw_bf16_attention_scratch_bytes(int64_t Tq, int64_t Tk, int64_t H, int64_t Dh) {
+  const int64_t np = ((Tk > 0 ? Tk : 1) + 31) / 32 * 32, dh = Dh > 0 ? Dh : 1, Dv = (dh + 31) / 32 * 32;
+  return ckw_f32_attention_scratch_bytes(Tq, Tk, H, Dh) + 4 * ((dh + 1) / 2) * np + 2 * np * Dv + 6 * 32 * np +
+         2 * 32 * Dv + 4 * 32;
+}
+
+// Without AVX512-BF16, the f32 kernel's paths (widening q, k and v costs what fp32 costs).
+void ckw_bf16_attention__scalar(CKW_F32_ATTENTION_PARAMS) {
+  ckw_f32_attention__scalar(o, q, k, v, scratch, Tq, Tk, H, Dh, ld, cap, q_pos, causal, scale);
+}
+void ckw_bf16_attention__avx2(CKW_F32_ATTENTION_PARAMS) {
+  ckw_f32_attention__avx2(o, q, k, v, scratch, Tq, Tk, H, Dh, ld, cap, q_pos, causal, scale);
+}
+void ckw_bf16_attention__avx512(CKW_F32_ATTENTION_PARAMS) {
+  ckw_f32_attention__avx512(o, q, k, v, scratch, Tq, Tk, H, Dh, ld, cap, q_pos, causal, scale);
+}
+
+void ckw_bf16_attention(CKW_F32_ATTENTION_PARAMS) {
+  CKW_DISPATCH_ISAS(CKW_BF16_ATTENTION_DISPATCH_ISAS, ckw_bf16_attention, o, q, k, v, scratch, Tq, Tk, H, Dh, ld, cap, q_pos,
+                    causal, scale);
+}
