@@ -10,9 +10,7 @@
 #undef CKW_SIMD_TARGET
 
 int ckw_f32_top_log_probs(int32_t* tokens, float* logprobs, const float* x, int64_t R, int64_t V, int64_t K) {
-  __typeof__(&ckw_f32_top_log_probs__scalar) pick_ = NULL;  // CKW_DISPATCH's choice, keeping the status
-  CKW_ISAS_AVX512(CKW_DISPATCH_PICK_, ckw_f32_top_log_probs)
-  return pick_(tokens, logprobs, x, R, V, K);
+  CKW_DISPATCH_RETURN(ckw_f32_top_log_probs, tokens, logprobs, x, R, V, K);
 }
 
 const char* ckw_f32_top_log_probs_strerror(int code) {

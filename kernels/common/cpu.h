@@ -155,9 +155,18 @@ static inline int ckw_cpu_has_amxint8(void) {
     pick_(__VA_ARGS__);                         \
   } while (0)
 
+// As CKW_DISPATCH_ISAS, for a kernel that returns a status: returns the chosen path's.
+#define CKW_DISPATCH_ISAS_RETURN(ISAS, name, ...) \
+  do {                                            \
+    __typeof__(&name##__scalar) pick_ = NULL;     \
+    ISAS(CKW_DISPATCH_PICK_, name)                \
+    return pick_(__VA_ARGS__);                    \
+  } while (0)
+
 // The ISA list of most kernels.
 #define CKW_ISAS_AVX512(X, name) X(scalar, name) X(avx2, name) X(avx512, name)
 // Calls name##__avx512, __avx2 or __scalar with the given arguments.
 #define CKW_DISPATCH(name, ...) CKW_DISPATCH_ISAS(CKW_ISAS_AVX512, name, __VA_ARGS__)
+#define CKW_DISPATCH_RETURN(name, ...) CKW_DISPATCH_ISAS_RETURN(CKW_ISAS_AVX512, name, __VA_ARGS__)
 
 #endif  // CKW_KERNELS_COMMON_CPU_H_
