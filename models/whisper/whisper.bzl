@@ -63,7 +63,7 @@ FULL_DEPTH = {
 # Precision -> the policy that derives its checkpoint from the variant's fp32 one
 # (models/whisper/checkpoint/precision). fp32 is the converted checkpoint itself: the default and
 # the parity build. A precision's libraries are the same circuits compiled against its manifest
-# (the manifest's weight dtypes choose the kernels), named <variant>_<precision>_<part>.
+# (the manifest's weight dtypes and its precision choose the kernels), named <variant>_<precision>_<part>.
 PRECISIONS = {
     "bf16": "//models/whisper:precision_bf16.json",
     "int8": "//models/whisper:precision_int8.json",
