@@ -36,9 +36,26 @@ void ckw_bf16_attention__scalar(CKW_F32_ATTENTION_PARAMS);
 void ckw_bf16_attention__avx2(CKW_F32_ATTENTION_PARAMS);
 void ckw_bf16_attention__avx512(CKW_F32_ATTENTION_PARAMS);
 void ckw_bf16_attention__avx512bf16(CKW_F32_ATTENTION_PARAMS);
+// ckw_bf16_attention_batched (op kind "attention_batched", B sequences with their own caches: the
+// beams) and ckw_bf16_attention_paged (op kind "attention_paged", caches in a block pool): each
+// sequence exactly as ckw_bf16_attention over its own rows, bit for bit, as their f32 namesakes
+// are to ckw_f32_attention; so the paged decoder and the beam decoder of a bf16 build agree.
+void ckw_bf16_attention_batched(CKW_F32_ATTENTION_BATCHED_PARAMS);
+void ckw_bf16_attention_batched__scalar(CKW_F32_ATTENTION_BATCHED_PARAMS);
+void ckw_bf16_attention_batched__avx2(CKW_F32_ATTENTION_BATCHED_PARAMS);
+void ckw_bf16_attention_batched__avx512(CKW_F32_ATTENTION_BATCHED_PARAMS);
+void ckw_bf16_attention_batched__avx512bf16(CKW_F32_ATTENTION_BATCHED_PARAMS);
+void ckw_bf16_attention_paged(CKW_F32_ATTENTION_PAGED_PARAMS);
+void ckw_bf16_attention_paged__scalar(CKW_F32_ATTENTION_PAGED_PARAMS);
+void ckw_bf16_attention_paged__avx2(CKW_F32_ATTENTION_PAGED_PARAMS);
+void ckw_bf16_attention_paged__avx512(CKW_F32_ATTENTION_PAGED_PARAMS);
+void ckw_bf16_attention_paged__avx512bf16(CKW_F32_ATTENTION_PAGED_PARAMS);
+
 #if defined(CKW_EMULATE_AVX512) || defined(CKW_TEST_AVX512_EMULATION)
 void ckw_bf16_attention__avx512bf16emu(CKW_F32_ATTENTION_PARAMS);
+void ckw_bf16_attention_paged__avx512bf16emu(CKW_F32_ATTENTION_PAGED_PARAMS);
 void ckw_f32_attention__avx512emu(CKW_F32_ATTENTION_PARAMS);
+void ckw_f32_attention_paged__avx512emu(CKW_F32_ATTENTION_PAGED_PARAMS);
 #endif
 
 #ifdef __cplusplus

@@ -4,12 +4,14 @@
 //     (kt[p][j], 32 keys a panel), one lane chain per score;
 //   outputs: the numerators' bf16 pairs (j, j + 1), adjacent in a query's row, broadcast against
 //     V packed in key pairs (vp[j / 2][d]), one lane chain per output.
-// K and V are packed once per head and call, the scores and numerators of a block stay in L2.
+// K and V are packed once per head and call (from a contiguous cache or a paged one's blocks), the
+// scores and numerators of a block stay in L2.
 // Built again on emulated intrinsics for the tests (kernels/common/simd_avx512bf16.h).
 #include <math.h>
 #include <string.h>
 
 #include "kernels/attention/bf16_attention.h"
+#include "kernels/attention/f32_attention_kv.inc"
 #include "kernels/common/simd_avx512bf16.h"
 
 #undef CKW_SIMD_TARGET
@@ -43,13 +45,18 @@ CKW_BF16_VI __m512bh pair_(const uint16_t* p) {
 }
 CKW_BF16_VI __m512bh load_pairs_(const uint32_t* p) { return CKW_BH_FROM_SI512(_mm512_loadu_si512(p)); }
 
-// One head's K and V (rows kh, vh, Dh floats each; n rows read) in bf16: kt[p * np + j] = the pair
-// (2p, 2p + 1) of key j, vp[(j / 2) * Dv + d] = v[j][d] | v[j + 1][d] << 16; 0 past n and Dh.
+static inline const float* row_(ckw_kv_view v, int64_t j, int64_t Dh) {
+  return ckw_kv_seg(v, j / v.seg, Dh) + j % v.seg * Dh;
+}
+
+// One head's K and V (rows of the views, Dh floats each; n rows read) in bf16: kt[p * np + j] = the
+// pair (2p, 2p + 1) of key j, vp[(j / 2) * Dv + d] = v[j][d] | v[j + 1][d] << 16; 0 past n and Dh.
+// Packed alike wherever the rows are stored, so a paged cache gives a contiguous one's bits.
 static CKW_SIMD_TARGET void pack_kv_(uint32_t* restrict kt, uint32_t* restrict vp, uint16_t* restrict row,
-                                     const float* kh, const float* vh, int64_t n, int64_t np, int64_t Dh, int64_t Dv) {
+                                     ckw_kv_view kv, ckw_kv_view vv, int64_t n, int64_t np, int64_t Dh, int64_t Dv) {
   const int64_t P = (Dh + 1) / 2;
   for (int64_t j = 0; j < np; ++j) {
-    if (j < n) round_row_(row, kh + j * Dh, Dh, Dv);
+    if (j < n) round_row_(row, row_(kv, j, Dh), Dh, Dv);
     for (int64_t p = 0; p < P; ++p) {
       uint32_t u = 0;
       if (j < n) memcpy(&u, row + 2 * p, sizeof u);
@@ -58,8 +65,8 @@ static CKW_SIMD_TARGET void pack_kv_(uint32_t* restrict kt, uint32_t* restrict v
   }
   uint16_t* row1 = row + Dv;
   for (int64_t j = 0; j < np; j += 2) {
-    if (j < n) round_row_(row, vh + j * Dh, Dh, Dv);
-    if (j + 1 < n) round_row_(row1, vh + (j + 1) * Dh, Dh, Dv);
+    if (j < n) round_row_(row, row_(vv, j, Dh), Dh, Dv);
+    if (j + 1 < n) round_row_(row1, row_(vv, j + 1, Dh), Dh, Dv);
     for (int64_t d = 0; d < Dv; ++d)
       vp[j / 2 * Dv + d] = (j < n ? row[d] : 0u) | (j + 1 < n ? (uint32_t)row1[d] << 16 : 0u);
   }
@@ -175,11 +182,11 @@ static CKW_SIMD_TARGET void block_(float* restrict o, const float* restrict q, c
     }
 }
 
-CKW_SIMD_TARGET void CKW_ISA_BF16(ckw_bf16_attention)(CKW_F32_ATTENTION_PARAMS) {
-  if (Tq < CKW_F32_ATTENTION_BLOCK_MIN_TQ || Tk <= 0) {
-    CKW_ISA(ckw_f32_attention)(o, q, k, v, scratch, Tq, Tk, H, Dh, ld, cap, q_pos, causal, scale);
-    return;
-  }
+// One sequence's Tq >= CKW_F32_ATTENTION_BLOCK_MIN_TQ queries, every head (head h's rows of the
+// views moved by h * hstride floats).
+static CKW_SIMD_TARGET void attend_(float* restrict o, const float* restrict q, ckw_kv_view kv, ckw_kv_view vv,
+                                    int64_t hstride, float* restrict scratch, int64_t Tq, int64_t Tk, int64_t H,
+                                    int64_t Dh, int64_t ld, int64_t q_pos, int causal, float scale) {
   const int64_t np = (Tk + 31) / 32 * 32, Dv = (Dh + 31) / 32 * 32, P = (Dh + 1) / 2;
   // Rows any query of the call reads; the rest of the cache is never touched.
   const int64_t last = q_pos + Tq, n_all = !causal || last >= Tk ? Tk : last > 0 ? last : 0;
@@ -190,10 +197,35 @@ CKW_SIMD_TARGET void CKW_ISA_BF16(ckw_bf16_attention)(CKW_F32_ATTENTION_PARAMS) 
   uint16_t* qb = pb + NQB * np;
   float* inv = (float*)(void*)(qb + NQB * Dv);
   for (int64_t h = 0; h < H; ++h) {
+    ckw_kv_view kh = kv, vh = vv;
+    kh.base += h * hstride, vh.base += h * hstride;
     // qb's rows serve as the packing's row buffers (2 * Dv <= NQB * Dv).
-    pack_kv_(kt, vp, qb, k + h * cap * Dh, v + h * cap * Dh, n_all, np, Dh, Dv);
+    pack_kv_(kt, vp, qb, kh, vh, n_all, np, Dh, Dv);
     for (int64_t i0 = 0; i0 < Tq; i0 += NQB)
       block_(o, q, kt, vp, qb, s, pb, inv, i0, Tq - i0 < NQB ? Tq - i0 : NQB, h, Tk, Dh, ld, np, Dv, q_pos, causal,
              scale);
   }
+}
+
+CKW_SIMD_TARGET void CKW_ISA_BF16(ckw_bf16_attention)(CKW_F32_ATTENTION_PARAMS) {
+  if (Tq < CKW_F32_ATTENTION_BLOCK_MIN_TQ || Tk <= 0) {
+    CKW_ISA(ckw_f32_attention)(o, q, k, v, scratch, Tq, Tk, H, Dh, ld, cap, q_pos, causal, scale);
+    return;
+  }
+  attend_(o, q, ckw_kv_contiguous(k, cap), ckw_kv_contiguous(v, cap), cap * Dh, scratch, Tq, Tk, H, Dh, ld, q_pos,
+          causal, scale);
+}
+
+// Each sequence as ckw_bf16_attention over its rows gathered through its table (the path depends
+// on Tq, which every sequence of the call shares).
+CKW_SIMD_TARGET void CKW_ISA_BF16(ckw_bf16_attention_paged)(CKW_F32_ATTENTION_PAGED_PARAMS) {
+  if (Tq < CKW_F32_ATTENTION_BLOCK_MIN_TQ || Tk <= 0) {
+    CKW_ISA(ckw_f32_attention_paged)(o, q, k, v, pos, table, scratch, B, Tq, Tk, H, Dh, ld, Hp, NB, R, MB, q0,
+                                     causal, scale);
+    return;
+  }
+  const int64_t bs = Hp * R * Dh;  // floats per block
+  for (int64_t b = 0; b < B; ++b)
+    attend_(o + b * Tq * ld, q + b * Tq * ld, ckw_kv_paged(k, table + b * MB, R, bs),
+            ckw_kv_paged(v, table + b * MB, R, bs), R * Dh, scratch, Tq, Tk, H, Dh, ld, pos[b] + q0, causal, scale);
 }

@@ -2,7 +2,8 @@
 // path (the real one where the CPU has it, the emulated one in the *_avx512emu test) within a
 // bound derived from its rounding against a float64 reference on the same bf16-rounded q, k, v,
 // the f32 kernel's bits below the blocked path's row count, and the same bits for any split of the
-// rows or the heads; the real and emulated paths bit for bit where both run. Cache rows no query
+// rows or the heads; the real and emulated paths bit for bit where both run; the paged and batched
+// entries each sequence's bits of the single entry. Cache rows no query
 // may read hold NaN, so a stray read fails.
 #include <math.h>
 #include <stdio.h>
@@ -137,17 +138,75 @@ static int check_splits_(const char* isa, attn_fn f, const case_* c, bufs_* b) {
   return ok && heads;
 }
 
+typedef void (*paged_fn)(CKW_F32_ATTENTION_PAGED_PARAMS);
+
+// The paged entry gives each sequence the bits of the single entry on its rows gathered into one
+// cache, and the batched entry each sequence those of its own call: a prefill on the blocked path
+// (Tq = 20, causal after cached rows; cross-attention of 9 rows) and decode rows (Tq = 1).
+static void check_paged_and_batched_(const char* isa, attn_fn single, paged_fn paged) {
+  enum { B = 2, H = 2, DH = 64, R = 16, MB = 6, NB = 14, CAP = MB * R };
+  const int64_t cases[][4] = {{20, 70, 3, 1}, {9, 90, 0, 0}, {1, 60, 0, 1}};  // Tq, Tk, q0, causal
+  float* k = malloc(sizeof(float) * NB * H * R * DH);
+  float* v = malloc(sizeof(float) * NB * H * R * DH);
+  float* kc = malloc(sizeof(float) * B * H * CAP * DH);  // each sequence's rows gathered
+  float* vc = malloc(sizeof(float) * B * H * CAP * DH);
+  float* q = malloc(sizeof(float) * B * 20 * H * DH);
+  float* o = malloc(sizeof(float) * B * 20 * H * DH);
+  float* one = malloc(sizeof(float) * 20 * H * DH);
+  float* scratch = malloc((size_t)ckw_bf16_attention_scratch_bytes(20, CAP, H, DH));
+  int32_t table[B * MB], pos[B] = {40, 7};
+  for (int64_t i = 0; i < NB * H * R * DH; ++i) k[i] = 2.0f * frand(), v[i] = frand();
+  for (int64_t i = 0; i < B * 20 * H * DH; ++i) q[i] = 2.0f * frand();
+  for (int b = 0; b < B; ++b)
+    for (int s = 0; s < MB; ++s) table[b * MB + s] = (int32_t)((5 * (b * MB + s) + 3) % NB);
+  for (int b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t j = 0; j < CAP; ++j)
+        for (int64_t d = 0; d < DH; ++d) {
+          const int64_t src = (((int64_t)table[b * MB + j / R] * H + h) * R + j % R) * DH + d;
+          kc[((b * H + h) * CAP + j) * DH + d] = k[src], vc[((b * H + h) * CAP + j) * DH + d] = v[src];
+        }
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+    const int64_t Tq = cases[c][0], Tk = cases[c][1], q0 = cases[c][2];
+    const int causal = (int)cases[c][3];
+    int32_t p[B] = {causal ? pos[0] : 0, causal ? pos[1] : 0};
+    if (causal)
+      for (int b = 0; b < B; ++b) p[b] = (int32_t)(Tk - Tq - q0 - 5 * b);
+    EXPECT(ckw_f32_attention_paged_check(p, table, B, Tq, Tk, NB, R, MB, q0, causal) == 0, "case %zu", c);
+    paged(o, q, k, v, p, table, scratch, B, Tq, Tk, H, DH, H * DH, H, NB, R, MB, q0, causal, 0.125f);
+    for (int b = 0; b < B; ++b) {
+      single(one, q + b * Tq * H * DH, kc + b * H * CAP * DH, vc + b * H * CAP * DH, scratch, Tq, Tk, H, DH, H * DH,
+             CAP, p[b] + q0, causal, 0.125f);
+      EXPECT(memcmp(one, o + b * Tq * H * DH, sizeof(float) * Tq * H * DH) == 0,
+             "%s paged Tq=%lld Tk=%lld: sequence %d differs from the single entry on its gathered rows", isa,
+             (long long)Tq, (long long)Tk, b);
+    }
+    if (!causal) {  // the batched entry: every sequence at q_pos 0 on its own cache
+      ckw_bf16_attention_batched(o, q, kc, vc, scratch, B, Tq, Tk, H, DH, CAP, 0, 0, 0.125f);
+      for (int b = 0; b < B; ++b) {
+        ckw_bf16_attention(one, q + b * Tq * H * DH, kc + b * H * CAP * DH, vc + b * H * CAP * DH, scratch, Tq, Tk,
+                           H, DH, H * DH, CAP, 0, 0, 0.125f);
+        EXPECT(memcmp(one, o + b * Tq * H * DH, sizeof(float) * Tq * H * DH) == 0,
+               "batched Tq=%lld: sequence %d differs from its own call", (long long)Tq, b);
+      }
+    }
+  }
+  free(k), free(v), free(kc), free(vc), free(q), free(o), free(one), free(scratch);
+}
+
 int main(void) {
   struct {
     const char* isa;
     int ok, bf16;
     attn_fn f, f32;
+    paged_fn paged;
   } isas[] = {
-#define ISA(isa) {#isa, ckw_cpu_has_##isa(), 0, ckw_bf16_attention__##isa, NULL},
+#define ISA(isa) {#isa, ckw_cpu_has_##isa(), 0, ckw_bf16_attention__##isa, NULL, ckw_bf16_attention_paged__##isa},
       CKW_BF16_ATTENTION_ISAS(ISA)
 #undef ISA
 #ifdef CKW_TEST_AVX512_EMULATION
-      {"avx512bf16-emulated", ckw_cpu_has_avx2(), 1, ckw_bf16_attention__avx512bf16emu, ckw_f32_attention__avx512emu},
+      {"avx512bf16-emulated", ckw_cpu_has_avx2(), 1, ckw_bf16_attention__avx512bf16emu, ckw_f32_attention__avx512emu,
+       ckw_bf16_attention_paged__avx512bf16emu},
 #endif
   };
   for (size_t i = 0; i < 3; ++i) isas[i].f32 = i == 0 ? ckw_f32_attention__scalar : i == 1 ? ckw_f32_attention__avx2
@@ -199,6 +258,7 @@ int main(void) {
       free(f32);
       free_(&b);
     }
+    check_paged_and_batched_(isas[i].isa, isas[i].f, isas[i].paged);
   }
   for (size_t ci = 0; ci < n_cases; ++ci) free(hw[ci]);
   printf("%d cases\n", n);

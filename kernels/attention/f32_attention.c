@@ -141,14 +141,8 @@ void ckw_f32_attention(CKW_F32_ATTENTION_PARAMS) {
   CKW_DISPATCH(ckw_f32_attention, o, q, k, v, scratch, Tq, Tk, H, Dh, ld, cap, q_pos, causal, scale);
 }
 
-// One call per sequence of the batch; each runs the single-sequence path it would run alone.
-#define CKW_ATTENTION_BATCHED(suffix)                                                              \
-  void ckw_f32_attention_batched##suffix(CKW_F32_ATTENTION_BATCHED_PARAMS) {                      \
-    const int64_t q_stride = Tq * H * Dh, kv_stride = H * cap * Dh;                                \
-    for (int64_t b = 0; b < B; ++b)                                                                \
-      ckw_f32_attention##suffix(o + b * q_stride, q + b * q_stride, k + b * kv_stride, v + b * kv_stride, \
-                                scratch, Tq, Tk, H, Dh, H * Dh, cap, q_pos, causal, scale);         \
-  }
+#define CKW_ATTENTION_BATCHED(suffix) \
+  CKW_ATTENTION_BATCHED_OVER(ckw_f32_attention_batched##suffix, ckw_f32_attention##suffix)
 CKW_ATTENTION_BATCHED()
 CKW_ATTENTION_BATCHED(__scalar)
 CKW_ATTENTION_BATCHED(__avx2)

@@ -108,6 +108,16 @@ int ckw_f32_attention_paged_check(const int32_t* pos, const int32_t* table, int6
                                   int64_t NB, int64_t R, int64_t MB, int64_t q0, int causal);
 const char* ckw_f32_attention_paged_strerror(int code);
 
+// Defines `batched` (CKW_F32_ATTENTION_BATCHED_PARAMS) as one call of `single` per sequence of the
+// batch, each on its own cache: it runs the path it would run alone.
+#define CKW_ATTENTION_BATCHED_OVER(batched, single)                                                \
+  void batched(CKW_F32_ATTENTION_BATCHED_PARAMS) {                                                 \
+    const int64_t q_stride = Tq * H * Dh, kv_stride = H * cap * Dh;                                \
+    for (int64_t b = 0; b < B; ++b)                                                                \
+      single(o + b * q_stride, q + b * q_stride, k + b * kv_stride, v + b * kv_stride, scratch, Tq, Tk, H, Dh, \
+             H * Dh, cap, q_pos, causal, scale);                                                   \
+  }
+
 void ckw_f32_attention_batched(CKW_F32_ATTENTION_BATCHED_PARAMS);
 void ckw_f32_attention_batched__scalar(CKW_F32_ATTENTION_BATCHED_PARAMS);
 void ckw_f32_attention_batched__avx2(CKW_F32_ATTENTION_BATCHED_PARAMS);
