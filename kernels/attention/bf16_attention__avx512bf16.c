@@ -16,34 +16,23 @@
 
 #undef CKW_SIMD_TARGET
 #define CKW_SIMD_TARGET __attribute__((target(CKW_BF16_FEATURES)))
-#define CKW_BF16_VI static inline __attribute__((always_inline, target(CKW_BF16_FEATURES)))
 
 enum { NQB = 32, TR = 8, PW = 32 };  // queries per block, query rows per tile, columns per tile
 
-// The n floats at src (n <= 32; 0 past n) rounded to bf16 into dst[0 .. 32).
-CKW_BF16_VI void round32_(uint16_t* dst, const float* src, int64_t n) {
-  __m512bh v;
-  if (n >= 32) {
-    v = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(src + 16), _mm512_loadu_ps(src));
-  } else {
-    const __mmask16 lo = (__mmask16)(n >= 16 ? 0xffffu : (1u << n) - 1u);
-    const __mmask16 hi = (__mmask16)(n > 16 ? (1u << (n - 16)) - 1u : 0u);
-    v = _mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(hi, src + 16), _mm512_maskz_loadu_ps(lo, src));
-  }
-  _mm512_storeu_si512(dst, CKW_SI512_FROM_BH(v));
-}
-
 // A row of n floats rounded to bf16 into dst[0 .. w), w a multiple of 32 (0 past n).
 CKW_BF16_VI void round_row_(uint16_t* dst, const float* src, int64_t n, int64_t w) {
-  for (int64_t d = 0; d < w; d += 32) round32_(dst + d, src + d, d < n ? n - d : 0);
+  for (int64_t d = 0; d < w; d += 32) {
+    const __m512bh v = n - d >= 32 ? ckw_bh_round32(src + d) : ckw_bh_round32n(src + d, d < n ? n - d : 0);
+    _mm512_storeu_si512(dst + d, CKW_SI512_FROM_BH(v));
+  }
 }
 
-CKW_BF16_VI __m512bh pair_(const uint16_t* p) {
-  int32_t u;
-  memcpy(&u, p, sizeof u);
-  return CKW_BH_FROM_SI512(_mm512_set1_epi32(u));
-}
 CKW_BF16_VI __m512bh load_pairs_(const uint32_t* p) { return CKW_BH_FROM_SI512(_mm512_loadu_si512(p)); }
+
+// Keys seen by a query at position end - 1 (all Tk unless causal).
+static inline int64_t visible_(int64_t end, int64_t Tk, int causal) {
+  return !causal || end >= Tk ? Tk : end > 0 ? end : 0;
+}
 
 static inline const float* row_(ckw_kv_view v, int64_t j, int64_t Dh) {
   return ckw_kv_seg(v, j / v.seg, Dh) + j % v.seg * Dh;
@@ -83,7 +72,7 @@ CKW_BF16_VI void score_tile_(const int R, float* restrict s, int64_t lds, const 
     const __m512bh w0 = load_pairs_(kt + p * np + j0), w1 = load_pairs_(kt + p * np + j0 + 16);
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) {
-      const __m512bh x = pair_(a + i * lda + 2 * p);
+      const __m512bh x = ckw_bh_pair(a + i * lda + 2 * p);
       acc[i][0] = _mm512_dpbf16_ps(acc[i][0], x, w0);
       acc[i][1] = _mm512_dpbf16_ps(acc[i][1], x, w1);
     }
@@ -107,7 +96,7 @@ CKW_BF16_VI void out_tile_(const int R, float* restrict o, int64_t ldo, const ui
     const __m512bh w0 = load_pairs_(vp + p * Dv), w1 = load_pairs_(vp + p * Dv + 16);
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) {
-      const __m512bh x = pair_(a + i * lda + 2 * p);
+      const __m512bh x = ckw_bh_pair(a + i * lda + 2 * p);
       acc[i][0] = _mm512_dpbf16_ps(acc[i][0], x, w0);
       acc[i][1] = _mm512_dpbf16_ps(acc[i][1], x, w1);
     }
@@ -152,7 +141,7 @@ CKW_BF16_VI float numerators_(uint16_t* restrict p, const float* restrict s, int
   return 1.0f / ckw_v_hsum(sum);
 }
 
-// Queries i0 .. i0 + nq - 1 of head h against its packed K and V (np keys, npk of them packed).
+// Queries i0 .. i0 + nq - 1 of head h against its packed K and V (np keys, rounded up to 32).
 static CKW_SIMD_TARGET void block_(float* restrict o, const float* restrict q, const uint32_t* kt, const uint32_t* vp,
                                    uint16_t* restrict qb, float* restrict s, uint16_t* restrict pb, float* restrict inv,
                                    int64_t i0, int64_t nq, int64_t h, int64_t Tk, int64_t Dh, int64_t ld, int64_t np,
@@ -160,8 +149,7 @@ static CKW_SIMD_TARGET void block_(float* restrict o, const float* restrict q, c
   const int64_t P = (Dh + 1) / 2;
   int64_t n[NQB], nb = 0;  // keys each query sees; the most any sees, rounded up to 32
   for (int64_t c = 0; c < nq; ++c) {
-    const int64_t last = q_pos + i0 + c + 1;
-    n[c] = !causal || last >= Tk ? Tk : last > 0 ? last : 0;
+    n[c] = visible_(q_pos + i0 + c + 1, Tk, causal);
     round_row_(qb + c * Dv, q + (i0 + c) * ld + h * Dh, Dh, Dv);
     nb = n[c] > nb ? n[c] : nb;
   }
@@ -189,7 +177,7 @@ static CKW_SIMD_TARGET void attend_(float* restrict o, const float* restrict q, 
                                     int64_t Dh, int64_t ld, int64_t q_pos, int causal, float scale) {
   const int64_t np = (Tk + 31) / 32 * 32, Dv = (Dh + 31) / 32 * 32, P = (Dh + 1) / 2;
   // Rows any query of the call reads; the rest of the cache is never touched.
-  const int64_t last = q_pos + Tq, n_all = !causal || last >= Tk ? Tk : last > 0 ? last : 0;
+  const int64_t n_all = visible_(q_pos + Tq, Tk, causal);
   uint32_t* kt = (uint32_t*)(void*)scratch;
   uint32_t* vp = kt + P * np;
   float* s = (float*)(void*)(vp + np / 2 * Dv);

@@ -14,21 +14,10 @@
 // The whole file may use AVX512-BF16, so the dot products below inline into gemv_.
 #undef CKW_SIMD_TARGET
 #define CKW_SIMD_TARGET __attribute__((target(CKW_BF16_FEATURES)))
-#define CKW_BF16_VI static inline __attribute__((always_inline, target(CKW_BF16_FEATURES)))
 #define CKW_GEMM_W_BF16
 #define CKW_GEMM_HAVE_DOT
 #define CKW_GEMM_ENTRY CKW_ISA_BF16(ckw_bf16w_gemm_nt_core)
 
-// 32 x values (k, k + 1 paired per lane) rounded to bf16, in memory order.
-CKW_BF16_VI __m512bh x32_(const float* p) {
-  return _mm512_cvtne2ps_pbh(_mm512_loadu_ps(p + 16), _mm512_loadu_ps(p));
-}
-// The first n < 32 of them, 0 beyond (not read).
-CKW_BF16_VI __m512bh x32n_(const float* p, int64_t n) {
-  const __mmask16 lo = (__mmask16)(n >= 16 ? 0xffffu : (1u << n) - 1u);
-  const __mmask16 hi = (__mmask16)(n > 16 ? (1u << (n - 16)) - 1u : 0u);
-  return _mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(hi, p + 16), _mm512_maskz_loadu_ps(lo, p));
-}
 CKW_BF16_VI __m512bh w32_(const uint16_t* p) { return CKW_BH_FROM_SI512(_mm512_loadu_si512(p)); }
 CKW_BF16_VI __m512bh w32n_(const uint16_t* p, int64_t n) {
   return CKW_BH_FROM_SI512(_mm512_maskz_loadu_epi16((__mmask32)((1u << n) - 1u), p));
@@ -41,14 +30,14 @@ CKW_BF16_VI void dot4_(const float* restrict xm, const uint16_t* restrict w0, co
   for (int64_t k = 0; k < Kv; k += 32) {
     // one line per row, into L2 (gemm_nt_core__simd.inc's PF_ROWS says why)
     for (int j = 0; j < 4; ++j) _mm_prefetch((const char*)(pf + j * K + k), _MM_HINT_T1);
-    const __m512bh xv = x32_(xm + k);
+    const __m512bh xv = ckw_bh_round32(xm + k);
     a0 = _mm512_dpbf16_ps(a0, xv, w32_(w0 + k));
     a1 = _mm512_dpbf16_ps(a1, xv, w32_(w0 + K + k));
     a2 = _mm512_dpbf16_ps(a2, xv, w32_(w0 + 2 * K + k));
     a3 = _mm512_dpbf16_ps(a3, xv, w32_(w0 + 3 * K + k));
   }
   if (kt) {
-    const __m512bh xv = x32n_(xm + Kv, kt);
+    const __m512bh xv = ckw_bh_round32n(xm + Kv, kt);
     a0 = _mm512_dpbf16_ps(a0, xv, w32n_(w0 + Kv, kt));
     a1 = _mm512_dpbf16_ps(a1, xv, w32n_(w0 + K + Kv, kt));
     a2 = _mm512_dpbf16_ps(a2, xv, w32n_(w0 + 2 * K + Kv, kt));
@@ -60,8 +49,8 @@ CKW_BF16_VI void dot4_(const float* restrict xm, const uint16_t* restrict w0, co
 CKW_BF16_VI float dot1_(const float* restrict xm, const uint16_t* restrict wi, int64_t K) {
   const int64_t Kv = K - K % 32, kt = K - Kv;
   __m512 a = _mm512_setzero_ps();
-  for (int64_t k = 0; k < Kv; k += 32) a = _mm512_dpbf16_ps(a, x32_(xm + k), w32_(wi + k));
-  if (kt) a = _mm512_dpbf16_ps(a, x32n_(xm + Kv, kt), w32n_(wi + Kv, kt));
+  for (int64_t k = 0; k < Kv; k += 32) a = _mm512_dpbf16_ps(a, ckw_bh_round32(xm + k), w32_(wi + k));
+  if (kt) a = _mm512_dpbf16_ps(a, ckw_bh_round32n(xm + Kv, kt), w32n_(wi + Kv, kt));
   return ckw_v_hsum(a);
 }
 
@@ -114,7 +103,7 @@ static CKW_SIMD_TARGET void round_x_(uint16_t* restrict xs, const float* restric
   for (int64_t i = 0; i < mc; ++i) {
     const float* xi = x + (m0 + i) * K + k0;
     for (int64_t k = 0; k < kc; k += 32) {
-      const __m512bh v = kc - k >= 32 ? x32_(xi + k) : x32n_(xi + k, kc - k);
+      const __m512bh v = kc - k >= 32 ? ckw_bh_round32(xi + k) : ckw_bh_round32n(xi + k, kc - k);
       _mm512_storeu_si512(xs + i * BKC + k, CKW_SI512_FROM_BH(v));
     }
   }
@@ -136,9 +125,7 @@ CKW_BF16_VI void ptile_(const int R, int64_t np, const uint16_t* restrict a, con
     const __m512bh w1 = CKW_BH_FROM_SI512(_mm512_loadu_si512(panel + p * BNR + 16));
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) {
-      int32_t pair;
-      memcpy(&pair, a + i * BKC + 2 * p, sizeof pair);
-      const __m512bh xv = CKW_BH_FROM_SI512(_mm512_set1_epi32(pair));
+      const __m512bh xv = ckw_bh_pair(a + i * BKC + 2 * p);
       acc[i][0] = _mm512_dpbf16_ps(acc[i][0], xv, w0);
       acc[i][1] = _mm512_dpbf16_ps(acc[i][1], xv, w1);
     }

@@ -6,6 +6,8 @@
 #ifndef CKW_KERNELS_COMMON_SIMD_AVX512BF16_H_
 #define CKW_KERNELS_COMMON_SIMD_AVX512BF16_H_
 
+#include <string.h>
+
 #include "kernels/common/simd_avx512.h"
 
 #ifdef CKW_EMULATE_AVX512
@@ -24,5 +26,25 @@
 #define CKW_BH_FROM_SI512(v) ((__m512bh)(v))
 #define CKW_SI512_FROM_BH(v) ((__m512i)(v))
 #endif
+
+// Helpers of the paths that use AVX512-BF16 (inlined into their CKW_BF16_FEATURES functions).
+#define CKW_BF16_VI static inline __attribute__((always_inline, target(CKW_BF16_FEATURES)))
+
+// 32 floats at p (k, k + 1 paired per lane) rounded to bf16 (VCVTNE2PS2BF16), in memory order.
+CKW_BF16_VI __m512bh ckw_bh_round32(const float* p) {
+  return _mm512_cvtne2ps_pbh(_mm512_loadu_ps(p + 16), _mm512_loadu_ps(p));
+}
+// The first n < 32 of them, 0 beyond (not read).
+CKW_BF16_VI __m512bh ckw_bh_round32n(const float* p, int64_t n) {
+  const __mmask16 lo = (__mmask16)(n >= 16 ? 0xffffu : (1u << n) - 1u);
+  const __mmask16 hi = (__mmask16)(n > 16 ? (1u << (n - 16)) - 1u : 0u);
+  return _mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(hi, p + 16), _mm512_maskz_loadu_ps(lo, p));
+}
+// The bf16 pair at p (one dword as stored) in every lane: a row's operand of a vdpbf16ps tile.
+CKW_BF16_VI __m512bh ckw_bh_pair(const uint16_t* p) {
+  int32_t u;
+  memcpy(&u, p, sizeof u);
+  return CKW_BH_FROM_SI512(_mm512_set1_epi32(u));
+}
 
 #endif  // CKW_KERNELS_COMMON_SIMD_AVX512BF16_H_
