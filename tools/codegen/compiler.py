@@ -39,7 +39,8 @@ def compile_circuit(circuit_path: str, kernel_map_paths: list[str], config_path:
     config = load.load_config(config_path)
     manifest = load.load_manifest(manifest_path) if manifest_path else None
 
-    g = trace.graph = graph_pass.build(circuit, config)
+    g = graph_pass.build(circuit, config)
+    g = trace.graph = graph_pass.with_state_dtypes(g, load.state_dtypes(manifest)) if manifest else g
     dtypes = load.weight_dtypes(manifest) if manifest else None
     precision = load.build_precision(manifest) if manifest else None
     selection = trace.selection = selection_pass.select(g, kernel_maps, dtypes, precision)

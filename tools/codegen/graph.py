@@ -4,6 +4,7 @@ Repeat groups are unrolled (`blocks.3.q_proj`), carries become ordinary edges, a
 edge is checked to name something that exists and is defined before it is used.
 """
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
@@ -201,6 +202,14 @@ class _Unroller:
                        for c, s in sorted(carry_specs.items())}
         self.group_results[name] = current
         self.repeat_counts[name] = count
+
+
+def with_state_dtypes(graph: Graph, dtypes: Dict[str, str]) -> Graph:
+    """`graph` with the states a build stores narrower (load.state_dtypes) in that dtype. One
+    checkpoint serves several circuits (encoder, decoders), so a name this circuit lacks is not
+    an error here: the build's tests check which kernels each circuit runs."""
+    states = {n: dataclasses.replace(s, dtype=dtypes.get(n, s.dtype)) for n, s in graph.states.items()}
+    return dataclasses.replace(graph, states=states)
 
 
 def build(doc: Document, config: Document) -> Graph:

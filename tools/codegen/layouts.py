@@ -1,7 +1,7 @@
 """Pass 4: per phase, join every edge's producer and consumer physical layouts.
 
-Where layouts differ, insert the cheapest chain of declared converters (kernel maps with
-`layout_conversion`). No route, or two routes of equal cost, is an error naming both ends:
+Where layouts (or a stored state's dtype) differ, insert the cheapest chain of declared converters
+(kernel maps with `layout_conversion`; one whose output dtype differs from its input's rounds). No route, or two routes of equal cost, is an error naming both ends:
 `producer:port/layout/placement -> consumer:port/layout/placement: reason`.
 """
 
@@ -85,24 +85,33 @@ def _endpoint(name: str, t_layout: str, t_placement: str) -> str:
     return f"{name}/{t_layout}/{t_placement}"
 
 
-def _routes(converters: List[Document], dtype: str, src: str, dst: str) -> List[Tuple[float, List[Document]]]:
-    """All converter chains from src to dst layout (no layout visited twice), with total cost."""
+def _io(conv: Document) -> Tuple[str, str, str, str]:
+    """A converter's (input port, its dtype, output port, its dtype)."""
+    ports = sorted(conv.data["ports"].items())
+    i = next(p for p, spec in ports if spec["role"] == "input")
+    o = next(p for p, spec in ports if spec["role"] == "output")
+    return i, conv.data["ports"][i]["dtype"], o, conv.data["ports"][o]["dtype"]
+
+
+def _routes(converters: List[Document], src: Tuple[str, str], dst: Tuple[str, str]) -> List[Tuple[float, List[Document]]]:
+    """All converter chains from (dtype, layout) src to dst (none visited twice), with total cost.
+    A converter whose ports' dtypes differ changes the dtype on the way (value_semantics
+    "rounded": an f32 cache write stored as f16, say)."""
     found = []
 
-    def walk(layout: str, chain: List[Document], seen: set, cost: float) -> None:
-        if layout == dst and chain:
+    def walk(at: Tuple[str, str], chain: List[Document], seen: set, cost: float) -> None:
+        if at == dst and chain:
             found.append((cost, list(chain)))
             return
         if len(chain) == MAX_CHAIN:
             return
         for c in converters:
             lc = c.data["layout_conversion"]
-            if lc["from_layout"] != layout or lc["to_layout"] in seen:
+            _, din, _, dout = _io(c)
+            nxt = (dout, lc["to_layout"])
+            if (din, lc["from_layout"]) != at or nxt in seen:
                 continue
-            ports = c.data["ports"]
-            if any(p["dtype"] != dtype for p in ports.values() if p["role"] != "weight"):
-                continue
-            walk(lc["to_layout"], chain + [c], seen | {lc["to_layout"]}, cost + lc["cost"])
+            walk(nxt, chain + [c], seen | {nxt}, cost + lc["cost"])
 
     walk(src, [], {src}, 0.0)
     return sorted(found, key=lambda r: (r[0], [d.data["kernel"] for d in r[1]]))
@@ -153,18 +162,21 @@ class _Builder:
         self.values[ref] = tid
         return tid
 
-    def convert(self, tid: str, want_layout: str, producer: str, consumer: str, consumer_placement: str,
+    def convert(self, tid: str, want: Tuple[str, str], producer: str, consumer: str, consumer_placement: str,
                 target: Optional[Tensor] = None) -> str:
-        """Returns a tensor holding tensor `tid` in `want_layout`, inserting converters."""
+        """Returns a tensor holding tensor `tid` in `want` (dtype, layout), inserting converters."""
         t = self.tensors[tid]
         src = _endpoint(producer, t.layout, t.placement)
-        dst = _endpoint(consumer, want_layout, consumer_placement)
-        routes = _routes(self.converters, t.dtype, t.layout, want_layout)
-        record = {"edge": f"{src} -> {dst}", "dtype": t.dtype, "from_layout": t.layout, "to_layout": want_layout,
+        dst = _endpoint(consumer, want[1], consumer_placement)
+        routes = _routes(self.converters, (t.dtype, t.layout), want)
+        record = {"edge": f"{src} -> {dst}", "dtype": t.dtype, "from_layout": t.layout, "to_layout": want[1],
                   "converters": sorted(c.data["kernel"] for c in self.converters),
                   "routes": [{"chain": [d.data["kernel"] for d in r], "cost": cost} for cost, r in routes]}
+        if want[0] != t.dtype:
+            record["to_dtype"] = want[0]
         if not routes:
-            raise self.error(f"{src} -> {dst}: no route: no declared converter chain from {t.layout} to {want_layout} for {t.dtype}",
+            what = f"{t.dtype}" if want[0] == t.dtype else f"{t.dtype} to {want[0]}"
+            raise self.error(f"{src} -> {dst}: no route: no declared converter chain from {t.layout} to {want[1]} for {what}",
                              producer, consumer, route=record)
         if len(routes) > 1 and routes[0][0] == routes[1][0]:
             tie = " vs ".join("+".join(d.data["kernel"] for d in r[1]) for r in routes[:2])
@@ -173,15 +185,14 @@ class _Builder:
         chain = routes[0][1]
         current = tid
         for i, conv in enumerate(chain):
-            in_port = next(p for p, s in sorted(conv.data["ports"].items()) if s["role"] == "input")
-            out_port = next(p for p, s in sorted(conv.data["ports"].items()) if s["role"] == "output")
+            in_port, _, out_port, out_dtype = _io(conv)
             to_layout = conv.data["layout_conversion"]["to_layout"]
             name = f"{consumer}<-{to_layout}"
             last = i == len(chain) - 1
             if last and target is not None:
                 out = target.id
             else:
-                out = self.tensor(Tensor(f"{name}.{out_port}", t.dtype, to_layout, "arena"))
+                out = self.tensor(Tensor(f"{name}.{out_port}", out_dtype, to_layout, "arena"))
             self.nodes.append(Node(name, conv, None, {in_port: current}, {out_port: out}, route=dict(record, step=i)))
             current = out
         return current
@@ -200,7 +211,7 @@ class _Builder:
             if t.placement not in _ACCEPTS[spec["placement"]]:
                 raise self.error(f"{ends}: placement mismatch", str(ref), f"{op.name}:{port}")
             if t.layout != spec["layout"]:
-                tid = self.convert(tid, spec["layout"], str(ref), f"{op.name}:{port}", spec["placement"])
+                tid = self.convert(tid, (t.dtype, spec["layout"]), str(ref), f"{op.name}:{port}", spec["placement"])
             node.inputs[port] = tid
         self.nodes.append(node)
         for port, spec in sorted(ports.items()):
@@ -216,12 +227,12 @@ class _Builder:
                         raise self.error(f"{op.where}: {state_ref} is read before this op writes it in phase '{self.phase}'; order the writer first (or read and write it through ports the kernel's may_alias pairs, in place)",
                                          str(ref), str(state_ref))
                     tid = target.id
-                elif st.layout == spec["layout"]:
+                elif (st.dtype, st.layout) == (spec["dtype"], spec["layout"]):
                     tid = self.tensor(target)
                 else:
                     tid = self.tensor(Tensor(f"{op.name}.{port}", spec["dtype"], spec["layout"], "arena"))
                     self.tensor(target)
-                    self.convert(tid, st.layout, str(ref), str(state_ref), "state", target)
+                    self.convert(tid, (st.dtype, st.layout), str(ref), str(state_ref), "state", target)
                 self.values[state_ref] = target.id
             else:
                 tid = self.tensor(Tensor(f"{op.name}.{port}", spec["dtype"], spec["layout"], "arena"))
@@ -252,7 +263,7 @@ class _Builder:
             if t.placement != "arena" or t.layout != out["layout"] or t.dtype != out["dtype"]:
                 target = Tensor(f"output:{name}", out["dtype"], out["layout"], "external")
                 self.tensor(target)
-                self.convert(tid, out["layout"], str(out["ref"]), f"output:{name}", "external", target)
+                self.convert(tid, (out["dtype"], out["layout"]), str(out["ref"]), f"output:{name}", "external", target)
                 tid = target.id
             else:
                 t.placement = "external"  # the producer writes straight into the caller's buffer

@@ -203,6 +203,12 @@ def build_precision(doc: Document) -> Optional[str]:
     return doc.data.get("precision")
 
 
+def state_dtypes(doc: Document) -> Dict[str, str]:
+    """State name -> the dtype a derived checkpoint's build stores it in (`state_dtypes`: e.g. the
+    cross-attention K/V as f16), {} for the converted one. The circuit's dtype holds for the rest."""
+    return dict(doc.data.get("state_dtypes", {}))
+
+
 def load_manifest(path: str) -> Document:
     doc = Document(path, _read_json(path))
     data = doc.data
@@ -215,6 +221,12 @@ def load_manifest(path: str) -> Document:
     if not isinstance(data.get("precision", ""), str):
         raise CompileError(f"{path}: /precision: expected the build's name (a string, e.g. \"bf16\"), got "
                            f"{data['precision']!r}; rederive the checkpoint (models/whisper/checkpoint/precision)")
+    states = data.get("state_dtypes", {})
+    if not isinstance(states, dict) or not all(isinstance(n, str) and MANIFEST_DTYPES.get(d) == d
+                                               for n, d in states.items()):
+        raise CompileError(f"{path}: /state_dtypes: expected {{state name: dtype}} with dtypes among "
+                           f"{', '.join(sorted(set(MANIFEST_DTYPES.values())))}, got {states!r}; rederive the "
+                           "checkpoint (models/whisper/checkpoint/precision)")
     for i, t in enumerate(data["tensors"]):
         for key in ("name", "dtype", "shape", "offset", "nbytes"):
             if key not in t:

@@ -3,6 +3,8 @@
 A map is a candidate when it provides the op's kind, runs in the phase and every port the op binds
 a checkpoint tensor to has the tensor's dtype in the manifest (an f32 weight selects an f32
 kernel, a bf16 weight a bf16 one): one circuit compiles against any precision of checkpoint.
+Likewise every input port has the dtype of what it reads (a state in the dtype the build stores
+it in, the manifest's `state_dtypes`: f16 cross-attention K/V select kernels that read f16).
 A map may also state the builds it is made for (`precisions`, matched against the manifest's
 `precision`): it is a candidate only in those builds, and there it is chosen over the maps that
 state none (how an op without weights, attention say, computes in bf16 in the bf16 build).
@@ -17,7 +19,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
 from tools.codegen.errors import CompileError
-from tools.codegen.graph import Graph, Op
+from tools.codegen.graph import Graph, Op, State
 from tools.codegen.load import Document
 
 
@@ -39,10 +41,12 @@ def _runs_in(doc: Document, phase: str) -> bool:
 
 
 def rejection(op: Op, phase: str, doc: Document, dtypes: Optional[Dict[str, str]] = None,
-              precision: Optional[str] = None) -> Optional[str]:
+              precision: Optional[str] = None, reads: Optional[Dict[str, Tuple[str, str]]] = None,
+              states: Optional[Dict[str, State]] = None) -> Optional[str]:
     """Why `doc` cannot run `op` in `phase`, or None when it is a candidate. `dtypes`: the
     manifest's tensor dtypes (None without a manifest: weights then choose nothing); `precision`:
-    the manifest's build (None: the converted checkpoint)."""
+    the manifest's build (None: the converted checkpoint); `reads`: what each input reads and its
+    dtype (_reads); `states`: the graph's states, in the dtypes the build stores them in."""
     provides = doc.data["provides"]
     if provides != op.kind:
         return f"provides '{provides}', not '{op.kind}'"
@@ -56,7 +60,40 @@ def rejection(op: Op, phase: str, doc: Document, dtypes: Optional[Dict[str, str]
         have = (dtypes or {}).get(w.tensor)
         if spec is not None and have is not None and spec["dtype"] != have:
             return f"port '{port}' reads {spec['dtype']}, but weight {w.tensor} is {have}"
+    return _bound_rejection(op, doc, reads or {}, states or {})
+
+
+def _bound_rejection(op: Op, doc: Document, reads: Dict[str, Tuple[str, str]], states: Dict[str, State]) -> Optional[str]:
+    """An input port must have the dtype of what it reads (`reads`: port -> (what, dtype)), and a
+    port that writes a state in the state's own layout (in place) the state's dtype; an output in
+    another layout reaches its state through converters (layouts.py), which may change the dtype."""
+    ports = doc.data["ports"]
+    for port, (what, dtype) in sorted(reads.items()):
+        spec = ports.get(port)
+        if spec is not None and spec["dtype"] != dtype:
+            return f"port '{port}' reads {spec['dtype']}, but {what} is {dtype}"
+    for port, ref in sorted(op.stores.items()):
+        spec, st = ports.get(port), states.get(ref.name)
+        if spec is not None and st is not None and spec["layout"] == st.layout and spec["dtype"] != st.dtype:
+            return f"port '{port}' writes {spec['dtype']}, but state {st.name} is {st.dtype}"
     return None
+
+
+def _reads(graph: Graph, op: Op, phase: str, providers: Dict[Tuple[str, str], Document]) -> Dict[str, Tuple[str, str]]:
+    """What each input of `op` reads in `phase`, and its dtype: a state in the dtype the build
+    stores it in, an external, or an output of an op already selected (unknown ones are left to
+    the layouts pass, which names the edge)."""
+    result = {}
+    for port, ref in op.inputs.items():
+        if ref.kind == "state" and ref.name in graph.states:
+            result[port] = (f"state {ref.name}", graph.states[ref.name].dtype)
+        elif ref.kind == "external" and ref.name in graph.externals:
+            result[port] = (f"external {ref.name}", graph.externals[ref.name]["dtype"])
+        elif ref.kind == "op" and (ref.name, phase) in providers:
+            spec = providers[(ref.name, phase)].data["ports"].get(ref.port)
+            if spec is not None:
+                result[port] = (f"{ref.name}.{ref.port}", spec["dtype"])
+    return result
 
 
 def _weights_note(op: Op, dtypes: Optional[Dict[str, str]]) -> str:
@@ -124,15 +161,16 @@ def select(graph: Graph, kernel_maps: List[Document], dtypes: Optional[Dict[str,
     providers, considered = {}, {}
     for op in graph.ops:
         for phase in op.phases:
-            verdicts = _made_for_the_build([(d, rejection(op, phase, d, dtypes, precision)) for d in kernel_maps],
-                                           precision)
+            reads = _reads(graph, op, phase, providers)
+            verdicts = _made_for_the_build([(d, rejection(op, phase, d, dtypes, precision, reads, graph.states))
+                                            for d in kernel_maps], precision)
             candidates = [d for d, why in verdicts if why is None]
             context = dict(op=op.name, phase=phase, candidates=_record(verdicts))
             note = _weights_note(op, dtypes)
             if not candidates:
                 # The maps of this kind a weight dtype turned away, with why: what to add or fix.
                 near = [f"{d.data['kernel']} ({d.path}: {why})" for d, why in verdicts
-                        if why and why.startswith("port '")]
+                        if why and why.startswith("port '")]  # a dtype: of a weight, a state, an input
                 rejected = f": rejected {', '.join(near)}" if near else ""
                 raise CompileError(f"{op.where}: no provider: no kernel map provides kind '{op.kind}' in phase "
                                    f"'{phase}'{note}{rejected}", **context)

@@ -7,7 +7,8 @@ A packed checkpoint directory (what `@whisper_<variant>` exposes) holds:
                      float32, rounded to nearest even), row-major, each starting at a multiple of
                      64 bytes (zero padding between tensors, none at the end); a converted
                      checkpoint is f32 and, where that is exact, f16 (storage.py); a derived one
-                     (precision/derive.py) has some bf16 tensors and states its "precision";
+                     (precision/derive.py) has some bf16 or i8 tensors and states its "precision"
+                     (and "state_dtypes": the caches its libraries store narrower);
   manifest.json      {"format", "variant", "alignment", "byte_order", "weights_file",
                       "weights_nbytes", "weights_sha256",
                       "tensors": [{"name", "dtype", "shape", "offset", "nbytes", "sha256", "xxh64"}, ...],

@@ -16,6 +16,17 @@ TOY_ARGS_REL = dict(circuit="tools/codegen/testdata/toy/toy_decoder.json",
                     manifest="tools/codegen/testdata/toy/manifest.json")
 
 
+def toy_manifest_with(folder, name: str, **fields) -> str:
+    """The toy's manifest.json with `fields` set (a derived build's precision, state_dtypes), as
+    `folder`/`name`; its path."""
+    with open(os.path.join(TOY, "manifest.json")) as f:
+        manifest = json.load(f)
+    path = os.path.join(str(folder), name)
+    with open(path, "w") as f:
+        json.dump(dict(manifest, **fields), f)
+    return path
+
+
 def toy_weights(manifest: dict) -> bytes:
     """The toy library's weights file: random float32 covering every tensor of `manifest` (the
     committed manifest.json's sha256 and xxh64 are of these bytes; regenerate them with

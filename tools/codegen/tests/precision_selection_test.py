@@ -11,7 +11,7 @@ import pytest
 
 from tools.codegen.compiler import compile_circuit
 from tools.codegen.errors import CompileError
-from tools.codegen.testing.toy import TOY, run_pytest
+from tools.codegen.testing.toy import TOY, run_pytest, toy_manifest_with
 
 MAPS = os.path.join(TOY, "kernels")
 CIRCUIT = f"{TOY}/toy_decoder.json"
@@ -31,12 +31,7 @@ def bf16_attention_maps(tmp_path, name="bf16_maps", kernel="ckw_bf16_attention",
 
 
 def manifest_of(tmp_path, precision) -> str:
-    with open(F32_MANIFEST) as f:
-        manifest = json.load(f)
-    manifest["precision"] = precision
-    path = tmp_path / f"manifest_{precision}.json"
-    path.write_text(json.dumps(manifest))
-    return str(path)
+    return toy_manifest_with(tmp_path, f"manifest_{precision}.json", precision=precision)
 
 
 def reasons_for(result, kernel):

@@ -5,9 +5,10 @@
 
 Writes the five files of a packed checkpoint (models/whisper/checkpoint/packed.py) with pack.py's
 writer: the tensors the policy names in their new dtype (bf16: rounded to nearest even), the rest
-copied bit for bit; the manifest states "precision" and what it was derived from;
-model_config.json is the source's with the new manifest_sha256; tokenizer.json is copied. On
-failure: exit status 1, one line on stderr, nothing left under the output names.
+copied bit for bit; the manifest states "precision", what it was derived from and the states the
+build stores narrower ("state_dtypes", the policy's `states`); model_config.json is the source's
+with the new manifest_sha256; tokenizer.json is copied. On failure: exit status 1, one line on
+stderr, nothing left under the output names.
 """
 
 from __future__ import annotations
@@ -62,8 +63,9 @@ def derive(policy_path: str, source: str, out_dir: str, policy_name: str | None 
         # Not "layout_sha256": the generated create() reads the first key of that name in the file.
         derived_from = {"source_manifest_sha256": src.manifest_sha256, "policy": policy_name or policy_path,
                         "rounding": "; ".join(_ROUNDING[d] for d in sorted(policy.dtypes))}
+        states = {"state_dtypes": policy.states} if policy.states else {}
         manifest = pack.manifest_for(entries, nbytes, weights_sha, variant, precision=policy.precision,
-                                     derived_from=derived_from)
+                                     derived_from=derived_from, **states)
         config = dict(src.config, manifest_sha256=manifest["manifest_sha256"], precision=policy.precision)
         counts = {d: sum(1 for v in dtypes.values() if v == d) for d in sorted(set(dtypes.values()))}
         audit = {
@@ -72,6 +74,7 @@ def derive(policy_path: str, source: str, out_dir: str, policy_name: str | None 
             "precision": policy.precision,
             "derived_from": derived_from,
             "policy": policy.dtypes,
+            **states,
             "tensor_dtypes": dtypes,
             "counts": counts,
             "manifest_sha256": manifest["manifest_sha256"],

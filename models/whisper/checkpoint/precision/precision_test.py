@@ -167,6 +167,12 @@ def test_a_pattern_that_matches_nothing_is_refused_naming_the_policy(fp32_checkp
     ({"format": policy.FORMAT, "precision": "bf16", "dtypes": {"f16": ["*"]}}, "/dtypes/f16"),
     ({"format": policy.FORMAT, "precision": "bf16", "dtypes": {"bf16": []}}, "/dtypes/bf16"),
     ({"format": policy.FORMAT, "precision": "bf16", "dtypes": {"bf16": ["*"]}, "extra": 1}, "/extra"),
+    ({"format": policy.FORMAT, "precision": "bf16", "dtypes": {"bf16": ["*"]}, "states": {"i8": ["cross_k"]}},
+     "/states/i8"),
+    ({"format": policy.FORMAT, "precision": "bf16", "dtypes": {"bf16": ["*"]}, "states": {"f16": ["cross k"]}},
+     "/states/f16"),
+    ({"format": policy.FORMAT, "precision": "bf16", "dtypes": {"bf16": ["*"]},
+      "states": {"bf16": ["cross_k"], "f16": ["cross_k"]}}, "/states/f16: state cross_k is also named under bf16"),
 ])
 def test_malformed_policies_are_refused(tmp_path, doc, where):
     path = tmp_path / "p.json"
@@ -181,6 +187,16 @@ def test_cli_error_is_one_line_naming_the_policy(fp32_checkpoint, tmp_path):
                         fp32_checkpoint, "--out", str(tmp_path / "out")], capture_output=True, text=True, check=False)
     assert r.returncode == 1 and r.stdout == ""
     assert r.stderr.startswith(f"error: {path}: /dtypes/bf16/0: pattern 'nothing.*'") and r.stderr.count("\n") == 1
+
+
+def test_the_states_a_policy_narrows_reach_the_manifest(fp32_checkpoint, tmp_path):
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps({"format": policy.FORMAT, "precision": "bf16", "dtypes": {"bf16": ["*.fc1.weight"]},
+                                "states": {"f16": ["cross_k", "cross_v"]}}))
+    derive.derive(str(path), fp32_checkpoint, str(tmp_path / "out"))
+    assert PackedCheckpoint(str(tmp_path / "out")).manifest["state_dtypes"] == {"cross_k": "f16", "cross_v": "f16"}
+    derive.derive(write_policy(tmp_path, ["*.fc1.weight"]), fp32_checkpoint, str(tmp_path / "none"))
+    assert "state_dtypes" not in PackedCheckpoint(str(tmp_path / "none")).manifest
 
 
 def test_deriving_from_a_derived_checkpoint_is_refused(fp32_checkpoint, tmp_path):
