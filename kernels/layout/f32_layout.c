@@ -8,14 +8,22 @@ static int rows_ok(int64_t T, int64_t H, int64_t Dh, int64_t cap, int64_t row0) 
   return CKW_LAYOUT_OK;
 }
 
-int ckw_f32_token_to_head_major(float* restrict dst, const float* restrict src, int64_t T, int64_t H, int64_t Dh,
-                                int64_t cap, int64_t row0) {
+void ckw_layout_store_f32(void* dst, int64_t at, const float* src, int64_t n) {
+  memcpy((float*)dst + at, src, sizeof(float) * (size_t)n);
+}
+
+int ckw_token_to_head_major_with(ckw_layout_store_fn store, void* dst, const float* src, int64_t T, int64_t H,
+                                 int64_t Dh, int64_t cap, int64_t row0) {
   const int rc = rows_ok(T, H, Dh, cap, row0);
   if (rc) return rc;
   for (int64_t h = 0; h < H; ++h)
-    for (int64_t t = 0; t < T; ++t)
-      memcpy(dst + (h * cap + row0 + t) * Dh, src + t * H * Dh + h * Dh, sizeof(float) * (size_t)Dh);
+    for (int64_t t = 0; t < T; ++t) store(dst, (h * cap + row0 + t) * Dh, src + t * H * Dh + h * Dh, Dh);
   return CKW_LAYOUT_OK;
+}
+
+int ckw_f32_token_to_head_major(float* restrict dst, const float* restrict src, int64_t T, int64_t H, int64_t Dh,
+                                int64_t cap, int64_t row0) {
+  return ckw_token_to_head_major_with(ckw_layout_store_f32, dst, src, T, H, Dh, cap, row0);
 }
 
 int ckw_f32_head_to_token_major(float* restrict dst, const float* restrict src, int64_t T, int64_t H, int64_t Dh,

@@ -35,6 +35,15 @@ void ckw_f32_channel_to_token_major(float* restrict dst, const float* restrict s
 void ckw_f32_token_to_channel_major(float* restrict dst, const float* restrict src, int64_t T, int64_t C);
 const char* ckw_f32_layout_strerror(int code);
 
+// The cache writes of every cache dtype (f32 here, f16 in f16_layout.h, f16_paged.h) are one
+// body over a row store: store(dst, at, src, n) writes n f32 values to elements at..at+n-1 of
+// dst in the cache's dtype (ckw_layout_store_f32: a copy; ckw_layout_store_f16: rounded).
+typedef void (*ckw_layout_store_fn)(void* dst, int64_t at, const float* src, int64_t n);
+void ckw_layout_store_f32(void* dst, int64_t at, const float* src, int64_t n);
+// ckw_f32_token_to_head_major (same checks and codes) with each row written by store.
+int ckw_token_to_head_major_with(ckw_layout_store_fn store, void* dst, const float* src, int64_t T, int64_t H,
+                                 int64_t Dh, int64_t cap, int64_t row0);
+
 #ifdef __cplusplus
 }
 #endif

@@ -37,9 +37,9 @@ static int bits_range(uint64_t* bits, int64_t a, int64_t e, int set) {
   return 0;
 }
 
-int ckw_f32_token_to_paged(float* restrict pool, const float* restrict src, const int32_t* restrict pos,
-                           const int32_t* restrict table, void* restrict scratch, int64_t B, int64_t T, int64_t H,
-                           int64_t Dh, int64_t NB, int64_t R, int64_t MB) {
+int ckw_token_to_paged_with(ckw_layout_store_fn store, void* pool, const float* src, const int32_t* pos,
+                            const int32_t* table, void* scratch, int64_t B, int64_t T, int64_t H, int64_t Dh,
+                            int64_t NB, int64_t R, int64_t MB) {
   if (B < 0 || T < 0 || H < 0 || Dh < 0 || NB < 0 || R < 0 || MB < 0) return CKW_PAGED_ERR_SHAPE;
   const int64_t rows = MB * R;
   for (int64_t b = 0; b < B; ++b) {
@@ -77,12 +77,18 @@ int ckw_f32_token_to_paged(float* restrict pool, const float* restrict src, cons
       const int64_t id = table[b * MB + k];
       const float* s = src + (b * T + (j - p)) * W;
       for (int64_t h = 0; h < H; ++h) {
-        float* d = pool + ((id * H + h) * R + r) * Dh;
-        for (int64_t i = 0; i < n; ++i) memcpy(d + i * Dh, s + i * W + h * Dh, sizeof(float) * (size_t)Dh);
+        const int64_t d = ((id * H + h) * R + r) * Dh;
+        for (int64_t i = 0; i < n; ++i) store(pool, d + i * Dh, s + i * W + h * Dh, Dh);
       }
     }
   }
   return CKW_PAGED_OK;
+}
+
+int ckw_f32_token_to_paged(float* restrict pool, const float* restrict src, const int32_t* restrict pos,
+                           const int32_t* restrict table, void* restrict scratch, int64_t B, int64_t T, int64_t H,
+                           int64_t Dh, int64_t NB, int64_t R, int64_t MB) {
+  return ckw_token_to_paged_with(ckw_layout_store_f32, pool, src, pos, table, scratch, B, T, H, Dh, NB, R, MB);
 }
 
 int ckw_f32_copy_blocks(float* dst, const float* src, const int32_t* restrict src_ids, const int32_t* restrict dst_ids,

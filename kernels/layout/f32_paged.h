@@ -32,6 +32,8 @@
 
 #include <stdint.h>
 
+#include "kernels/layout/f32_layout.h"  // ckw_layout_store_fn
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -50,6 +52,11 @@ int ckw_f32_token_to_paged(float* restrict pool, const float* restrict src, cons
 int ckw_f32_copy_blocks(float* dst, const float* src, const int32_t* restrict src_ids, const int32_t* restrict dst_ids,
                         int64_t n, int64_t NB, int64_t X);
 const char* ckw_f32_paged_strerror(int code);
+// ckw_f32_token_to_paged (same checks, order and codes) with each pool row written by store
+// (f32_layout.h): the body of the f32 and f16 pools' kernels.
+int ckw_token_to_paged_with(ckw_layout_store_fn store, void* pool, const float* src, const int32_t* pos,
+                            const int32_t* table, void* scratch, int64_t B, int64_t T, int64_t H, int64_t Dh,
+                            int64_t NB, int64_t R, int64_t MB);
 
 #ifdef __cplusplus
 }
