@@ -96,7 +96,7 @@ def summarise(model: str, config: dict, ckw: dict, engines: dict, probes: list) 
     read_gbps = statistics.median(r["read"]["gbps"] for r in rounds)
     flop = sgemm.encoder_flops(config)
     floor = floors.decode_bytes_per_step(ckw["manifest"], config, len(ckw["prompt"]), FLAGS.decode_tokens,
-                                         floors.state_bytes())
+                                         floors.state_bytes(ckw["manifest"]))
     floor_ms = 1e3 * floor["total"] / (read_gbps * 1e9)
     out = {}
     for label, e in engines.items():

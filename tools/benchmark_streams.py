@@ -159,13 +159,13 @@ def print_steps(steps: dict, manifest: dict, config: dict, position: float, read
     for r in sorted(steps):
         requests = statistics.median(q for q, _ in steps[r])
         ms = 1000 * statistics.median(s for _, s in steps[r])
-        step = floors.paged_step(manifest, config, r, requests, position)
+        step = floors.paged_step(manifest, config, r, requests, position, floors.state_bytes(manifest))
         read_ms, compute_ms = step["bytes"] / read_gbps / 1e6, step["flops"] / gflops / 1e6
         floor = max(read_ms, compute_ms)
         print(f"{r:12d} {len(steps[r]):7d} {requests:9g} {ms:10.2f} {ms / r:11.2f} {floor:9.2f} {ms / floor:7.1f}x  "
               f"{'read' if read_ms >= compute_ms else 'FLOPs'}")
     print(f"floor: max(bytes / {read_gbps:.1f} GB/s read, FLOPs / {gflops:.1f} GFLOPS sgemm), both probed on "
-          f"{threads_used()} threads after the stream runs; bytes: the decoder weights once, 4-byte cross-K/V per "
+          f"{threads_used()} threads after the stream runs; bytes: the decoder weights once, the cross-K/V per "
           f"request, self-K/V per row at the mean position {position:.0f} (estimated from the one-at-a-time "
           "windows: steps record no positions)")
 
@@ -191,10 +191,11 @@ def main(argv):
                 in_steps = sum(seconds for _, _, seconds in s.paged.steps) / got_wall
                 for r, q, seconds in s.paged.steps:
                     steps[r].append((q, seconds))
-                d = s.paged.lib.dim
-                memory = (bytes_per_block(d("n_audio"), d("n_layers"), d("n_heads"), d("d_model") // d("n_heads"), 4),
+                d, width = s.paged.lib.dim, floors.state_bytes(manifest)
+                memory = (bytes_per_block(d("n_audio"), d("n_layers"), d("n_heads"), d("d_model") // d("n_heads"),
+                                          width["cross"]),
                           bytes_per_block(d("block_rows"), d("n_layers"), d("n_heads"),
-                                          d("d_model") // d("n_heads"), 4))
+                                          d("d_model") // d("n_heads"), width["self"]))
             held = "" if s.max_streams == n else f" (holds {s.max_streams})"  # the decoder's max_groups
             rows.append((f"streams {n}{held}", got_audio / got_wall, f"{100 * in_steps:.0f}%", compare(got, want)))
         engine.close()

@@ -29,10 +29,13 @@ int64_t ckw_f32_attention_scratch_bytes(int64_t Tq, int64_t Tk, int64_t H, int64
 // same bits for any thread count.
 #define CKW_F32_ATTENTION_BLOCK_MIN_TQ 8
 
-#define CKW_F32_ATTENTION_PARAMS                                                                \
-  float *restrict o, const float *restrict q, const float *restrict k, const float *restrict v, \
-      float *restrict scratch, int64_t Tq, int64_t Tk, int64_t H, int64_t Dh, int64_t ld,       \
+// The parameter lists are written over the K/V rows' element type kv_t: float here, uint16_t (f16
+// bits) for the f16kv kernels (f16kv_attention.h), which share these kernels' code.
+#define CKW_ATTENTION_PARAMS_KV(kv_t)                                                         \
+  float *restrict o, const float *restrict q, const kv_t *restrict k, const kv_t *restrict v, \
+      float *restrict scratch, int64_t Tq, int64_t Tk, int64_t H, int64_t Dh, int64_t ld,     \
       int64_t cap, int64_t q_pos, int causal, float scale
+#define CKW_F32_ATTENTION_PARAMS CKW_ATTENTION_PARAMS_KV(float)
 
 void ckw_f32_attention(CKW_F32_ATTENTION_PARAMS);
 void ckw_f32_attention__scalar(CKW_F32_ATTENTION_PARAMS);
@@ -53,9 +56,10 @@ void ckw_f32_attention__avx512(CKW_F32_ATTENTION_PARAMS);
 // s [H, Tq, Tk], q and k as ckw_f32_attention's, q's rows ldq floats apart (H * Dh, or more when
 // H is a chunk of the heads); the same rounding as its one-row path. For
 // inspection (Whisper's word timestamps read the alignment heads' cross-attention).
-#define CKW_F32_ATTENTION_SCORES_PARAMS                                                      \
-  float *restrict s, const float *restrict q, const float *restrict k, int64_t Tq, int64_t Tk, \
+#define CKW_ATTENTION_SCORES_PARAMS_KV(kv_t)                                                \
+  float *restrict s, const float *restrict q, const kv_t *restrict k, int64_t Tq, int64_t Tk, \
       int64_t H, int64_t Dh, int64_t ldq, int64_t cap, int64_t q_pos, int causal, float scale
+#define CKW_F32_ATTENTION_SCORES_PARAMS CKW_ATTENTION_SCORES_PARAMS_KV(float)
 
 void ckw_f32_attention_scores(CKW_F32_ATTENTION_SCORES_PARAMS);
 void ckw_f32_attention_scores__scalar(CKW_F32_ATTENTION_SCORES_PARAMS);
@@ -77,11 +81,12 @@ void ckw_f32_attention_scores__avx512(CKW_F32_ATTENTION_SCORES_PARAMS);
 #define CKW_ATTENTION_ERR_POSITION (-2)
 #define CKW_ATTENTION_ERR_SHAPE (-3)
 
-#define CKW_F32_ATTENTION_PAGED_PARAMS                                                                              \
-  float *restrict o, const float *restrict q, const float *restrict k, const float *restrict v,                    \
+#define CKW_ATTENTION_PAGED_PARAMS_KV(kv_t)                                                                         \
+  float *restrict o, const float *restrict q, const kv_t *restrict k, const kv_t *restrict v,                      \
       const int32_t *restrict pos, const int32_t *restrict table, float *restrict scratch, int64_t B, int64_t Tq, \
       int64_t Tk, int64_t H, int64_t Dh, int64_t ld, int64_t Hp, int64_t NB, int64_t R, int64_t MB, int64_t q0,   \
       int causal, float scale
+#define CKW_F32_ATTENTION_PAGED_PARAMS CKW_ATTENTION_PAGED_PARAMS_KV(float)
 
 void ckw_f32_attention_paged(CKW_F32_ATTENTION_PAGED_PARAMS);
 void ckw_f32_attention_paged__scalar(CKW_F32_ATTENTION_PAGED_PARAMS);
@@ -91,10 +96,11 @@ void ckw_f32_attention_paged__avx512(CKW_F32_ATTENTION_PAGED_PARAMS);
 // ckw_f32_attention_scores_paged (op kind "attention_scores_paged"): ckw_f32_attention_scores
 // for each sequence of a paged call, s [B, H, Tq, Tk]; same arguments and preconditions as
 // ckw_f32_attention_paged.
-#define CKW_F32_ATTENTION_SCORES_PAGED_PARAMS                                                                   \
-  float *restrict s, const float *restrict q, const float *restrict k, const int32_t *restrict pos,            \
-      const int32_t *restrict table, int64_t B, int64_t Tq, int64_t Tk, int64_t H, int64_t Dh, int64_t ldq,     \
+#define CKW_ATTENTION_SCORES_PAGED_PARAMS_KV(kv_t)                                                          \
+  float *restrict s, const float *restrict q, const kv_t *restrict k, const int32_t *restrict pos,        \
+      const int32_t *restrict table, int64_t B, int64_t Tq, int64_t Tk, int64_t H, int64_t Dh, int64_t ldq, \
       int64_t Hp, int64_t NB, int64_t R, int64_t MB, int64_t q0, int causal, float scale
+#define CKW_F32_ATTENTION_SCORES_PAGED_PARAMS CKW_ATTENTION_SCORES_PAGED_PARAMS_KV(float)
 
 void ckw_f32_attention_scores_paged(CKW_F32_ATTENTION_SCORES_PAGED_PARAMS);
 void ckw_f32_attention_scores_paged__scalar(CKW_F32_ATTENTION_SCORES_PAGED_PARAMS);

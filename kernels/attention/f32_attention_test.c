@@ -159,8 +159,6 @@ static int check_scores(void) {
   return fails;
 }
 
-static int64_t rand_below(int64_t n) { return (int64_t)((frand() + 1.0f) * 0.5f * (float)n) % n; }
-
 // Paged attention: B sequences whose rows live in shuffled blocks of a pool (sequences 0 and 1
 // share their first block, as beams share a prefix; spare blocks and rows past what a
 // sequence reads hold NaN). Each sequence must get, bit for bit, what the same ISA's
@@ -188,12 +186,7 @@ static int check_paged(const char* isa, attn_fn contiguous, paged_fn paged, scor
   int32_t pos[64];
   for (int64_t i = 0; i < NB * blk; ++i) kp[i] = vp[i] = NAN;
   for (int64_t i = 0; i < B * Tq * ld; ++i) q[i] = frand();
-  for (int64_t i = 0; i < NB; ++i) ids[i] = (int32_t)i;
-  for (int64_t i = NB - 1; i > 0; --i) {  // a shuffled pool
-    const int64_t j = rand_below(i + 1);
-    const int32_t t = ids[i];
-    ids[i] = ids[j], ids[j] = t;
-  }
+  shuffled_ids(ids, NB);
   for (int64_t b = 0; b < B; ++b) {
     const int64_t top = Tk - Tq - q0;  // the furthest a causal sequence may start
     pos[b] = causal ? (int32_t)rand_below(top + 1) : 0;

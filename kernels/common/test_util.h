@@ -44,6 +44,19 @@ static inline float frand(void) {
   return (float)((g_rng >> 40) * (1.0 / (1ull << 24)) * 2.0 - 1.0);
 }
 
+// Uniform in [0, n), from frand().
+static inline int64_t rand_below(int64_t n) { return (int64_t)((frand() + 1.0f) * 0.5f * (float)n) % n; }
+
+// ids[i] = 0..n-1 in a random order (Fisher-Yates over rand_below): a shuffled block pool.
+static inline void shuffled_ids(int32_t* ids, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) ids[i] = (int32_t)i;
+  for (int64_t i = n - 1; i > 0; --i) {
+    const int64_t j = rand_below(i + 1);
+    const int32_t t = ids[i];
+    ids[i] = ids[j], ids[j] = t;
+  }
+}
+
 // Whether a test runs the ISA path `isa` (available: this CPU has it); prints a SKIP line if not.
 static inline int test_isa_runs(const char* isa, int available) {
   if (!available) printf("SKIP %s: this CPU lacks it\n", isa);

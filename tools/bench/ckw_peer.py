@@ -38,7 +38,7 @@ class CkwPeer:
         self.engine.paged.open_group = counted_group
         with open(os.path.join(self.engine.checkpoint_dir, "manifest.json"), encoding="utf-8") as f:
             self.manifest = json.load(f)  # the weights as this build stores them (f16, bf16)
-        self.state_bytes = floors.state_bytes()
+        self.state_bytes = floors.state_bytes(self.manifest)
 
     def _count(self, obj, method: str, key: str) -> None:
         inner = getattr(obj, method)
