@@ -69,9 +69,11 @@ def test_cross_attention_panel(tiny):
     assert [r.get_attribute("data-kernel") for r in selected] == ["ckw_f32_attention"]
     rejected = tiny.find_elements(By.CSS_SELECTOR, "#panel-candidates tr.rejected")
     assert {r.get_attribute("data-kernel") for r in rejected} == set(explain["kernels"]) - {"ckw_f32_attention"}
-    # every other map is of another kind, but the bf16 build's attention: made for another build
+    # every other map is of another kind, but the bf16 build's attention (made for another build)
+    # and the attention on an f16 cache (this build stores cross_k as f32)
     why = {r.get_attribute("data-kernel"): r.text for r in rejected}
     assert "rejected: made for the bf16 build(s), not this one" in why.pop("ckw_bf16_attention")
+    assert "rejected: port 'k' reads f16, but state cross_k is f32" in why.pop("ckw_f16kv_attention")
     assert all("rejected: provides '" in text for text in why.values()), why
     call = tiny.find_element(By.ID, "panel-call").text
     ir_call = next(c for p in outputs("tiny_decoder", "ir.json")["phases"] if p["phase"] == "decode"
