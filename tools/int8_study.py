@@ -50,6 +50,8 @@ SCHEMES = {
     "int8-f32-logits-input": Scheme("row", "row", logits_input=None),
     "int8-logits-input-g32": Scheme("row", "row", logits_input=32),
     "int8-weights-only": Scheme("row", None),
+    "int8-mse-scales": Scheme("row-mse", "row"),
+    "int8-mse-weights-only": Scheme("row-mse", None),
     "int8-act-only": Scheme(None, "row"),
     "int8-act-g64": Scheme("row", 64),
     "int8-act-g32": Scheme("row", 32),
@@ -71,6 +73,8 @@ def fake_quantize(t: torch.Tensor, group: Group) -> torch.Tensor:
         return t
     if group == "bf16":
         return t.to(torch.bfloat16).float()
+    if group == "row-mse":
+        return _mse_rows(t)
     k = t.shape[-1]
     size = k if group == "row" else group
     if k % size:
@@ -80,6 +84,20 @@ def fake_quantize(t: torch.Tensor, group: Group) -> torch.Tensor:
     inv = torch.full_like(a, 127.0) / a
     q = torch.where(a > 0, (g * inv).round().clamp(-127, 127), torch.zeros_like(g))
     return (q * (a / torch.full_like(a, 127.0))).reshape(t.shape)
+
+
+def _mse_rows(w: torch.Tensor) -> torch.Tensor:
+    """w [N, K] quantized per row with the scale of least squared error among max|row| / 127
+    times 0.50, 0.51, ..., 1.00 (clipping a row's outliers can lower its error)."""
+    a = w.abs().amax(-1, keepdim=True) / 127.0
+    best, best_err = w.clone(), torch.full_like(a, float("inf"))
+    for f in torch.linspace(0.5, 1.0, 51):
+        s = torch.where(a > 0, a * f, torch.ones_like(a))
+        q = (w / s).round().clamp(-127, 127) * s
+        err = ((q - w) ** 2).sum(-1, keepdim=True)
+        better = err < best_err
+        best, best_err = torch.where(better, q, best), torch.where(better, err, best_err)
+    return torch.where(a > 0, best, torch.zeros_like(w))
 
 
 def quantized(model: "whisper.model.Whisper", scheme: Scheme) -> None:

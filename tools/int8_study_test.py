@@ -39,4 +39,4 @@ def test_unknown_scheme_is_one_line():
     result = study("--schemes=int4")
     assert result.returncode != 0
     assert result.stderr.strip().splitlines()[-1] == "--schemes: int4 unknown; choose from " \
-        "float32, int8, int8-f32-logits, int8-f32-logits-input, int8-logits-input-g32, int8-weights-only, int8-act-only, int8-act-g64, int8-act-g32, int8-g32, bf16"
+        "float32, int8, int8-f32-logits, int8-f32-logits-input, int8-logits-input-g32, int8-weights-only, int8-mse-scales, int8-mse-weights-only, int8-act-only, int8-act-g64, int8-act-g32, int8-g32, bf16"
