@@ -3,8 +3,8 @@ shared LibriSpeech clips: the WER gap (greedy decoding, what //tests/e2e:precisi
 gates) and, with far less chance in it, the decoder's next-token distribution teacher-forced on
 float32's own tokens (top-1 agreement and KL divergence per token).
 
-    ./bazelw run //tools:int8_study -- --model tiny
-    ./bazelw run //tools:int8_study -- --model base --schemes int8,int8-act-g32 --clips 10
+    ./bazelw run //models/whisper/reference:int8_study -- --model tiny
+    ./bazelw run //models/whisper/reference:int8_study -- --model base --schemes int8,int8-act-g32 --clips 10
 
 Each scheme is simulated on openai-whisper's PyTorch model (the reference, loaded with the packed
 checkpoint's weights): every Linear layer and the tied token embedding (lookup and logits) get

@@ -1,4 +1,4 @@
-"""//tools:int8_study at its smallest (tiny, 3 clips): the table's rows, parsed from its output."""
+"""//models/whisper/reference:int8_study at its smallest (tiny, 3 clips): the table's rows, parsed from its output."""
 
 import subprocess
 
@@ -8,7 +8,7 @@ from runtime import runfiles
 
 
 def study(*args) -> subprocess.CompletedProcess:
-    cmd = [runfiles.locate("ckw", "tools/int8_study"), "--model=tiny", "--clips=3", "--threads=1", *args]
+    cmd = [runfiles.locate("ckw", "models/whisper/reference/int8_study"), "--model=tiny", "--clips=3", "--threads=1", *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
 
 
