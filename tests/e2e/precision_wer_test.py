@@ -17,11 +17,10 @@ import os
 import sys
 
 import pytest
-from whisper.normalizers import EnglishTextNormalizer
 
 from runtime.engine import Engine
 from tests.e2e.clips import manifest
-from tests.e2e.wer import edit_distance
+from tests.e2e.wer import corpus_word_errors, edit_distance
 
 VARIANT = os.environ["CKW_VARIANT"]
 PRECISIONS = os.environ["CKW_PRECISIONS"].split(",")
@@ -49,16 +48,13 @@ def test_edit_distance():
 @functools.lru_cache(maxsize=None)
 def corpus_wer(precision: str, clips: tuple) -> float:
     """The corpus WER of `precision`'s build over clips ((path, reference), ...), once per pair."""
-    normalize = EnglishTextNormalizer()
-    errors = words = 0
+    texts = []
     with Engine.from_runfiles(VARIANT, precision=precision) as engine:
-        for path, reference in clips:
+        for path, _ in clips:
             segments, _ = engine.transcribe(path, language="en", temperature=0.0)
-            text = "".join(s.text for s in segments)
-            ref, hyp = normalize(reference).split(), normalize(text).split()
-            errors += edit_distance(ref, hyp)
-            words += len(ref)
-            print(f"{VARIANT} {precision} {os.path.basename(path)}: {text.strip()}", file=sys.stderr)
+            texts.append("".join(s.text for s in segments))
+            print(f"{VARIANT} {precision} {os.path.basename(path)}: {texts[-1].strip()}", file=sys.stderr)
+    errors, words = corpus_word_errors(texts, [reference for _, reference in clips])
     return 100.0 * errors / words
 
 

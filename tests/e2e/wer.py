@@ -11,11 +11,21 @@ def edit_distance(ref: list[str], hyp: list[str]) -> int:
     return row[-1]
 
 
-def word_error_rate(text: str, reference: str) -> float:
-    """Percent: word edit distance over reference words, both normalized with openai-whisper's
-    EnglishTextNormalizer (test-only: imported when measured)."""
+def corpus_word_errors(texts, references) -> tuple[int, int]:
+    """(word edits summed over the pairs, reference words summed), each text and reference
+    normalized with openai-whisper's EnglishTextNormalizer (test-only: imported when measured)."""
     from whisper.normalizers import EnglishTextNormalizer
 
     normalize = EnglishTextNormalizer()
-    ref, hyp = normalize(reference).split(), normalize(text).split()
-    return 100.0 * edit_distance(ref, hyp) / max(1, len(ref))
+    errors = words = 0
+    for text, reference in zip(texts, references, strict=True):
+        ref = normalize(reference).split()
+        errors += edit_distance(ref, normalize(text).split())
+        words += len(ref)
+    return errors, words
+
+
+def word_error_rate(text: str, reference: str) -> float:
+    """Percent: word edit distance over reference words, both normalized (corpus_word_errors)."""
+    errors, words = corpus_word_errors([text], [reference])
+    return 100.0 * errors / max(1, words)

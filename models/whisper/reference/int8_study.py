@@ -27,10 +27,10 @@ import whisper
 from absl import app, flags
 
 from models.whisper.checkpoint.packed import runfiles_checkpoint_dir
-from models.whisper.reference.openai_reference import read_audio_16k
+from models.whisper.reference.openai_reference import log_mel, read_audio_16k
 from models.whisper.reference.openai_whisper_ref import load_openai_whisper
 from runtime import runfiles
-from tests.e2e.wer import edit_distance
+from tests.e2e.wer import corpus_word_errors
 from tools.testing import audio_manifest
 
 Group = Union[None, str, int]  # None: float32; "row": one scale per row; "bf16": rounded; n: groups of n
@@ -110,8 +110,8 @@ def quantized(model: "whisper.model.Whisper", scheme: Scheme) -> None:
     table = model.decoder.token_embedding.weight.detach()
     if not scheme.float_logits:
         table = fake_quantize(table, scheme.weights)
-    logits_group = scheme.activations if scheme.logits_input == "same" else scheme.logits_input
-    logits_group = None if scheme.float_logits else logits_group
+    logits_group = (None if scheme.float_logits
+                    else scheme.activations if scheme.logits_input == "same" else scheme.logits_input)
     model.decoder.forward = functools.partial(_decoder, model.decoder, table=table, group=logits_group)
 
 
@@ -148,14 +148,7 @@ def transcribe(model, mels) -> tuple:
 
 def corpus_wer(texts, references) -> tuple:
     """(corpus WER %, normalized reference words), as the WER gate counts them."""
-    from whisper.normalizers import EnglishTextNormalizer
-
-    normalize = EnglishTextNormalizer()
-    errors = words = 0
-    for text, reference in zip(texts, references):
-        ref = normalize(reference).split()
-        errors += edit_distance(ref, normalize(text).split())
-        words += len(ref)
+    errors, words = corpus_word_errors(texts, references)
     return 100.0 * errors / max(1, words), words
 
 
@@ -186,8 +179,7 @@ def main(argv):
     rows = audio_manifest.rows(runfiles.locate("test_audio", "librispeech"))
     rows = rows[:FLAGS.clips] if FLAGS.clips else rows
     model = load_openai_whisper(runfiles_checkpoint_dir(FLAGS.model), verify=False)
-    mels = [whisper.log_mel_spectrogram(whisper.pad_or_trim(torch.from_numpy(read_audio_16k(r["path"]))),
-                                        n_mels=model.dims.n_mels) for r in rows]
+    mels = [log_mel(model, read_audio_16k(r["path"])) for r in rows]
     references = [r["transcript"] for r in rows]
     tokenizer = whisper.tokenizer.get_tokenizer(model.is_multilingual, num_languages=model.num_languages,
                                                 language="en", task="transcribe")
