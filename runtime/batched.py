@@ -9,14 +9,16 @@ and falls back to higher temperatures.
    (faster-whisper's collect_chunks with max_duration=chunk_length): a speech chunk that would
    take the current chunk past 30 s starts the next one. Each chunk's offset is the seconds of
    speech before it.
-3. Every chunk is decoded alone, as a one-window request (recording.transcription with
-   max_windows=1): its own log-mel zero-padded to 30 s, no previous text, the first temperature
-   only, no fallback, no window skipped as silence; its initial_prompt, its own language
+3. Every chunk is decoded alone, as openai-whisper's transcribe() of the chunk's samples
+   (recording.transcription): its own log-mel zero-padded to 30 s, no previous text, the first
+   temperature only, no fallback, no window skipped as silence; its initial_prompt, its own language
    detection when the model is multilingual and no language is given, on the window it decodes
    (one encoder run), as faster-whisper's multilingual=True (which otherwise detects once: see
-   docs/vad.md). With timestamps the window is cut at its
-   timestamp pairs and the tokens after the last pair are dropped (no second window); without
-   timestamps it is one segment over the chunk.
+   docs/vad.md). With timestamps the window is cut at its timestamp pairs; when it ends with a
+   pair before the chunk's audio does (the decoder leaves the rest to a next window), a second
+   window decodes the chunk from that timestamp on, as transcribe() would, so no speech is left
+   out (faster-whisper's pipeline decodes one window and loses those words). Without timestamps
+   the window is one segment over the chunk.
 4. Up to batch_size chunks run at once, each on a SequenceGroup of the engine's shared paged
    decoder (runtime/paged_decoder.py), their decode steps in one call, as runtime/streams.py
    requests: each chunk's tokens equal the chunk transcribed alone.
@@ -24,7 +26,8 @@ and falls back to higher temperatures.
    VAD's timeline (runtime/speech_timestamps.py SpeechTimeline), as faster-whisper's
    restore_speech_timestamps; segments come in chunk order.
 
-Differences from faster-whisper: an empty chunk (faster-whisper makes one when the first speech
+Differences from faster-whisper: with timestamps, a chunk whose first window ends before its
+speech does is decoded on from there (above); an empty chunk (faster-whisper makes one when the first speech
 chunk alone exceeds 30 s) is not decoded; beam search is openai-whisper's (runtime/decoding.py),
 not CTranslate2's.
 """
@@ -110,7 +113,7 @@ class _Runner:
         try:
             segments, info = recording.transcription(
                 chunk.samples, self.opts, frontend, encode, group, e.tokenizer, e.config,
-                e.model_info(), max_windows=1, detect_in_first_window=True)
+                e.model_info(), detect_in_first_window=True)
             return list(segments), info
         finally:
             with self.lock:

@@ -151,14 +151,11 @@ def iter_segments(
     decode_fn: DecodeFn = decoding.decode,
     on_progress: Optional[Callable[[int], None]] = None,
     alignment_heads: Sequence[Sequence[int]] = (),
-    max_windows: Optional[int] = None,
 ) -> Generator[Dict, None, Dict]:
     """`transcribe` as a generator: yields each segment as soon as it is known and returns the
     result dictionary. on_progress: called after each window with the content frames it
     advanced (as openai-whisper's progress bar). alignment_heads: (layer, head) pairs whose
-    cross-attention times the words (options.word_timestamps). max_windows: stop after that many
-    decoded windows (batched transcription decodes each chunk's first window only, its tokens
-    after the last timestamp pair dropped, as faster-whisper's BatchedInferencePipeline)."""
+    cross-attention times the words (options.word_timestamps)."""
     content_frames = encoded.content_frames
     input_stride = N_FRAMES // n_audio_ctx  # mel frames per output position: 2
     time_precision = input_stride * HOP_LENGTH / SAMPLE_RATE  # seconds per timestamp step: 0.02
@@ -230,8 +227,6 @@ def iter_segments(
 
     last_speech_timestamp = 0.0  # word timestamps: the end of the last word so far
     while clip_idx < len(seek_clips):
-        if max_windows is not None and len(windows) >= max_windows:
-            break
         seek_clip_start, seek_clip_end = seek_clips[clip_idx]
         if seek < seek_clip_start:
             seek = seek_clip_start

@@ -48,14 +48,13 @@ def transcription(audio: audio_stream.Audio, opts: TranscribeOptions, frontend: 
                   model: Dict, on_progress: Callable[[float], None] | None = None,
                   hold: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext,
                   speech_probabilities: Callable[[np.ndarray], np.ndarray] | None = None,
-                  max_windows: int | None = None, detect_in_first_window: bool = False
+                  detect_in_first_window: bool = False
                   ) -> tuple[Iterator[Segment], TranscriptionInfo]:
     """Engine.transcribe's body over given parts, so one recording runs the same code on an
     engine's own handles or as one of many requests (runtime/streams.py): a frontend handle,
     `encoder` (a 30 s mel window -> memory), a decoder (decoding.TextDecoder with `align` and
     `calls`), `hold`, entered while the segments are consumed, and `speech_probabilities`
     (16 kHz samples -> Silero VAD's probability per window, runtime/vad.py) for opts.vad_filter;
-    max_windows: decode that many windows at most (longform.iter_segments; batched chunks: 1);
     detect_in_first_window: the language detected on the first decoded window's memory
     (longform.detect_language first_window; batched chunks)."""
     t0 = time.perf_counter()
@@ -105,7 +104,7 @@ def transcription(audio: audio_stream.Audio, opts: TranscribeOptions, frontend: 
                 run = longform.iter_segments(
                     windows, decoder, tokenizer, opts, n_audio_ctx=config.get("n_audio_ctx", 1500),
                     on_progress=(lambda frames: on_progress(frames * seconds_per_frame)) if on_progress else None,
-                    alignment_heads=config.get("alignment_heads") or (), max_windows=max_windows)
+                    alignment_heads=config.get("alignment_heads") or ())
                 while True:
                     try:
                         segment = next(run)

@@ -11,7 +11,8 @@ Recordings (--recordings), made from the shared LibriSpeech clips repeated to le
 on average). Modes (--modes): `sequential`, openai-whisper's transcribe();
 `vad`, the same on the speech Silero VAD finds (ckw's --vad_filter, faster-whisper's
 vad_filter=True); `batched`, faster-whisper's BatchedInferencePipeline (ckw's --batch_size,
---batch_size chunks at once, without timestamps, its default). WER: corpus word errors against the
+--batch_size chunks at once, without timestamps, its default); `batched-ts`, the same with
+timestamps (ckw's CLI default, faster-whisper's without_timestamps=False). WER: corpus word errors against the
 clips' LibriSpeech transcripts after openai-whisper's EnglishTextNormalizer. Every engine decodes
 greedily (beam size 1); ckw runs each of --precisions; in the vad and batched modes the peer is
 faster-whisper int8. ckw runs as the CLI would (`tools.transcribe` in a
@@ -45,7 +46,7 @@ from tools.bench.faster_whisper_peer import ctranslate2_model_dir
 from tools.testing.joined_audio import librispeech_clips, librispeech_joined, write_wav
 
 FLAGS = flags.FLAGS
-MODES = ("sequential", "vad", "batched")
+MODES = ("sequential", "vad", "batched", "batched-ts")
 MODEL_NAMES = {variant: name for variant, name in BUILT_IN.items()}  # --models' variants as the CLI's --model
 RECORDINGS = ("joined", "gaps")
 flags.DEFINE_float("minutes", 10.0, "Length of the timed recording (0: skip the timing table).")
@@ -56,7 +57,7 @@ flags.DEFINE_integer("threads", 2, "Threads for every engine (ckw's --threads, t
 flags.DEFINE_list("peers", ["openai-whisper", "faster-whisper"], "Peers to time (empty: ckw only).")
 flags.DEFINE_integer("repeats", 1, "Rounds over all engines (interleaved, so load from elsewhere hits them alike); "
                      "the table shows each engine's fastest.")
-flags.DEFINE_list("modes", list(MODES), "Modes to time: sequential, vad, batched (module docstring).")
+flags.DEFINE_list("modes", list(MODES), "Modes to time: sequential, vad, batched, batched-ts (module docstring).")
 flags.DEFINE_list("recordings", list(RECORDINGS), "Recordings to time them on: joined, gaps (module docstring).")
 flags.DEFINE_list("precisions", ["fp32", "int8"], "ckw builds timed in every mode (fp32 always, the ratios' base).")
 flags.DEFINE_integer("batch_size", 8, "Chunks at once in the batched mode, for ckw and faster-whisper.", lower_bound=1)
@@ -88,7 +89,8 @@ def _cpu_name() -> str:
 # The CLI's flags per mode (greedy in every mode: the peers' transcribe() default; the CLI's own is
 # beam search, 5 beams).
 CLI_MODE_FLAGS = {"sequential": [], "vad": ["--vad_filter=True"],
-                  "batched": ["--batch_size={batch_size}", "--without_timestamps=True"]}
+                  "batched": ["--batch_size={batch_size}", "--without_timestamps=True"],
+                  "batched-ts": ["--batch_size={batch_size}", "--without_timestamps=False"]}
 
 
 def run_cli(variant: str, wav: str, out_dir: str, threads: int, mode: str = "sequential",
@@ -142,9 +144,9 @@ def time_faster_whisper(variant: str, audio, threads: int, scratch: str, compute
     model = WhisperModel(ctranslate2_model_dir(variant, scratch), device="cpu",
                          compute_type=compute_type, cpu_threads=threads)
     t0 = time.perf_counter()
-    if mode == "batched":
+    if mode.startswith("batched"):
         segments, _ = BatchedInferencePipeline(model).transcribe(audio, beam_size=1, batch_size=FLAGS.batch_size,
-                                                                 without_timestamps=True)
+                                                                 without_timestamps=mode == "batched")
     else:
         segments, _ = model.transcribe(audio, beam_size=1, temperature=list(TEMPERATURES),
                                        compression_ratio_threshold=2.4, log_prob_threshold=-1.0,

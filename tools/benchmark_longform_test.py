@@ -12,7 +12,8 @@ from runtime import runfiles
 ROWS = [("sequential", "ckw fp32 CLI"), ("sequential", "ckw int8 CLI"), ("sequential", "faster-whisper float32"),
         ("sequential", "faster-whisper int8"), ("vad", "ckw fp32 CLI"), ("vad", "ckw int8 CLI"),
         ("vad", "faster-whisper int8"), ("batched", "ckw fp32 CLI"), ("batched", "ckw int8 CLI"),
-        ("batched", "faster-whisper int8")]
+        ("batched", "faster-whisper int8"), ("batched-ts", "ckw fp32 CLI"), ("batched-ts", "ckw int8 CLI"),
+        ("batched-ts", "faster-whisper int8")]
 
 
 @pytest.fixture(scope="module")

@@ -7,9 +7,17 @@
   keywords: the same speech chunks (faster-whisper's get_speech_timestamps with the batched VAD
   defaults) and the same merged 30 s chunks (offsets and durations), equal segment texts (or
   at most TEXT_MISMATCHES segments differing, printed), starts and ends within SECONDS.
+- With timestamps, a chunk whose window ends before its speech does is decoded on from there by
+  ckw (faster-whisper drops the rest): each chunk's segments start with faster-whisper's, and the
+  further ones come after them.
+- On LibriSpeech clips joined into a recording: batched with timestamps deletes no more of the
+  reference's words than batched without them (MORE_DELETIONS), and each chunk's words with
+  timestamps lose at most CHUNK_DELETIONS of its words without them; other edits between the two
+  stay under TIMESTAMP_WORD_EDITS of the chunk's words (the timestamp tokens between a chunk's
+  segments change what the decoder reads, and with it a few words: measured up to 7%).
 - The multi-stream guarantee: each chunk's segments in a batch of 8 equal the chunk decoded alone
-  (a batch of 1), tokens included; without timestamps, each chunk's text equals openai-whisper's
-  sequential transcribe() of the chunk's samples alone at temperature 0 with no skipping.
+  (a batch of 1), tokens included, and equal openai-whisper's sequential transcribe() of the
+  chunk's samples alone at temperature 0 with no skipping and no previous text.
 - Language (base): each chunk detects its own on the window it decodes, one encoder run per chunk.
 - Options: batch_size -1 and batch_size with clip_timestamps are one-line errors naming
   batch_size; 0 is the sequential default.
@@ -28,6 +36,8 @@ from runtime.engine import Engine
 from runtime.options import OptionError, options_from
 from runtime.testing import speech_gaps
 from runtime.testing.offline_cache import offline_cache  # noqa: F401 (autouse fixture)
+from tests.e2e.wer import edit_counts, normalized_words
+from tools.testing import joined_audio
 from tools.bench.faster_whisper_peer import ctranslate2_model_dir  # faster-whisper's own tiny.en
 
 # Both engines put timestamps on the 20 ms grid of a chunk, then add the chunk's offset and map it
@@ -41,6 +51,9 @@ TEXT_MISMATCHES = 0
 CLIPS = ("jfk.wav", "librispeech/1089-134686-0000.flac", "librispeech/2830-3980-0043.wav",
          "librispeech/4507-16021-0012.wav")
 SONNETS = "long/shakespeare_sonnets_I-III_concat.flac"
+MORE_DELETIONS = 2  # reference words batched with timestamps may delete beyond batched without
+CHUNK_DELETIONS = 2  # of a chunk's words without timestamps, missing with them
+TIMESTAMP_WORD_EDITS = 0.10  # of each chunk's words, with timestamps against without
 BATCHED_VAD = dict(max_speech_duration_s=30, min_silence_duration_ms=160)
 
 
@@ -80,6 +93,15 @@ def test_faster_whisper_batched_gives_the_same_chunks_texts_and_times(models, re
     assert (b_info.duration, b_info.duration_after_vad) == (a_info.duration, a_info.duration_after_vad)
     assert dataclasses.asdict(b_info.vad_options) == dataclasses.asdict(a_info.vad_options)
 
+    theirs_by_chunk, ours_by_chunk = {}, {}
+    for segments, by_chunk in ((a_segments, theirs_by_chunk), (b_segments, ours_by_chunk)):
+        for s in segments:
+            by_chunk.setdefault(s.seek, []).append(s)
+    assert ours_by_chunk.keys() == theirs_by_chunk.keys()
+    further = [s.text for seek, ours_ in ours_by_chunk.items() for s in ours_[len(theirs_by_chunk[seek]):]]
+    assert not (without_timestamps and further), further
+    print(f"{name}: {len(further)} segments decoded after a chunk's first window: {further}")
+    b_segments = [s for seek in theirs_by_chunk for s in ours_by_chunk[seek][:len(theirs_by_chunk[seek])]]
     assert len(b_segments) == len(a_segments)
     differing = [(a.text, b.text) for a, b in zip(a_segments, b_segments) if a.text != b.text]
     for a, b in differing:
@@ -119,11 +141,37 @@ def test_batched_equals_each_chunk_alone(engine, recordings, name, without_times
         solo, _ = alone.run(chunk)
         got = by_seek.pop(int(chunk.offset * 100))
         assert [(s.tokens, s.text, s.avg_logprob) for s in got] == [(s.tokens, s.text, s.avg_logprob) for s in solo]
-        if without_timestamps:  # one window: openai-whisper's transcribe() of the chunk alone, nothing carried
-            plain, _ = engine.transcribe(chunk.samples, beam_size=5, without_timestamps=True, temperature=0.0,
-                                         no_speech_threshold=None)
-            assert [s.tokens for s in plain] == [s.tokens for s in solo]
+        # openai-whisper's transcribe() of the chunk alone, nothing carried, nothing skipped
+        plain, _ = engine.transcribe(chunk.samples, beam_size=5, without_timestamps=without_timestamps, temperature=0.0,
+                                     no_speech_threshold=None, condition_on_previous_text=False,
+                                     compression_ratio_threshold=None, logprob_threshold=None)
+        assert [s.tokens for s in plain] == [s.tokens for s in solo]
     assert not by_seek
+
+
+def test_timestamps_keep_every_word_of_a_joined_recording(engine):
+    clips = joined_audio.librispeech_clips(runfiles.locate("test_audio", "librispeech"), 150.0)
+    gap = np.zeros(int(joined_audio.GAP_SECONDS * joined_audio.SAMPLE_RATE), np.float32)
+    audio = np.concatenate([part for samples, _ in clips for part in (samples, gap)])
+    reference = normalized_words(" ".join(transcript for _, transcript in clips))
+    chunks, deletions = {}, {}
+    for without in (True, False):
+        segments, _ = engine.transcribe(audio, batch_size=8, without_timestamps=without)
+        segments = list(segments)
+        chunks[without] = {}
+        for s in segments:
+            chunks[without].setdefault(s.seek, []).append(s.text)
+        deletions[without] = edit_counts(reference, normalized_words("".join(s.text for s in segments)))[1]
+    assert chunks[True].keys() == chunks[False].keys() and len(chunks[True]) >= 4
+    for seek, texts in chunks[True].items():
+        plain, stamped = normalized_words("".join(texts)), normalized_words("".join(chunks[False][seek]))
+        subs, dels, ins = edit_counts(plain, stamped)
+        print(f"chunk at {seek / 100:.2f} s: {len(plain)} words without timestamps; with them {subs} substituted, "
+              f"{dels} deleted, {ins} inserted")
+        assert dels <= CHUNK_DELETIONS and subs + dels + ins <= TIMESTAMP_WORD_EDITS * len(plain), \
+            (seek, " ".join(plain), " ".join(stamped))
+    print(f"{len(reference)} reference words: {deletions[True]} deleted without timestamps, {deletions[False]} with")
+    assert deletions[False] <= deletions[True] + MORE_DELETIONS, deletions
 
 
 def test_options():
