@@ -60,8 +60,8 @@ flags.DEFINE_bool("local_files_only", False, "Never contact the Hugging Face Hub
 flags.DEFINE_enum("precision", "fp32", list(PRECISIONS), "Weights: fp32 (the converted checkpoint, the parity build), "
                   "bf16 (Linear weights and token embedding rounded to bf16, for AMX and AVX512-BF16) or int8 (the "
                   "same weights as int8 with a scale per output channel, activations quantized per row, int32 sums on "
-                  "AMX, VNNI or AVX2); each within 0.3 points of fp32's WER on the LibriSpeech clips "
-                  "(//tests/e2e:precision_wer_tiny_test); derived from the checkpoint into the cache on first use; "
+                  "AMX, VNNI or AVX2); each gated against fp32 teacher-forced and by WER "
+                  "(//tests/e2e:precision_gates_tiny_test); derived from the checkpoint into the cache on first use; "
                   "tiny.en, base and their fine-tunes.")
 flags.DEFINE_string("language", "detect", "Spoken language (a code such as en, de, fr), or detect: from the first 30 s "
                     "on multilingual models (English-only models always use en).")

@@ -29,3 +29,16 @@ def manifest(folder: str) -> list[dict[str, str]]:
     """Rows of @test_audio//:<folder>'s MANIFEST.tsv (tools/testing/audio_manifest.py): path,
     seconds, language, transcript, ..."""
     return audio_manifest.rows(runfiles.locate("test_audio", folder))
+
+
+# English recordings whose MANIFEST.tsv transcript is not one reference for the audio: the stereo
+# file's two channels are two LibriSpeech utterances spoken at once (its transcript lists both).
+NOT_ONE_REFERENCE = ("stereo_diarization.wav",)
+
+
+def english_references() -> list[tuple[str, str]]:
+    """(path, reference transcript) of every shared English clip and recording with a reference:
+    LibriSpeech, the long recording, the Harvard sentences and the spontaneous speech of formats/,
+    FLEURS English."""
+    rows = [r for folder in ("librispeech", "long", "formats", "multilingual") for r in manifest(folder)]
+    return [(r["path"], r["transcript"]) for r in rows if r["language"] == "en" and r["file"] not in NOT_ONE_REFERENCE]

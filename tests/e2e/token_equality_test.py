@@ -4,7 +4,9 @@ Same converted weights, fp16=False, temperature 0, without timestamps, on jfk.wa
 LibriSpeech clip in @test_audio (flac and wav, 16 kHz). Both sides take the log-mel of the whole
 clip with 30 s of padding (as openai-whisper's transcribe does) and decode its first window.
 openai-whisper's tokens come from the greedy reference set (references.py), computed once per
-variant by a build action. The variant comes from CKW_VARIANT (one Bazel target per variant).
+variant by a build action. The variant comes from CKW_VARIANT (one Bazel target per variant);
+CKW_CLIPS (comma-separated @test_audio paths), when set, names the clips to run instead of all
+(the portable path's target: its encoder takes half a minute a window).
 """
 
 import os
@@ -20,6 +22,7 @@ from tests.e2e import references
 from tests.e2e.clips import shard, shared_clips
 
 VARIANT = os.environ["CKW_VARIANT"]
+CLIPS = [c for c in os.environ.get("CKW_CLIPS", "").split(",") if c]
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +35,7 @@ def reference():
     return references.load("greedy", VARIANT)
 
 
-@pytest.mark.parametrize("clip", shard(shared_clips()))
+@pytest.mark.parametrize("clip", shard(CLIPS or shared_clips()))
 def test_greedy_tokens_equal_openai_whisper(engine, reference, clip):
     ref = reference[clip]
     path = runfiles.locate("test_audio", clip)

@@ -1,6 +1,5 @@
 """How far a quantization scheme moves Whisper from its float32 self, measured two ways on the
-shared LibriSpeech clips: the WER gap (greedy decoding, what //tests/e2e:precision_wer_*_test
-gates) and, with far less chance in it, the decoder's next-token distribution teacher-forced on
+shared LibriSpeech clips: the WER gap (greedy decoding, what the old WER gate measured) and, with far less chance in it, the decoder's next-token distribution teacher-forced on
 float32's own tokens (top-1 agreement and KL divergence per token).
 
     ./bazelw run //models/whisper/reference:int8_study -- --model tiny
@@ -13,7 +12,8 @@ fake-quantized weights, and their inputs are fake-quantized as the int8 kernels 
 bits (float32 sums stand in for int32 ones), but it is the same quantization error, so it ranks
 schemes before a kernel is written. Why it exists: greedy decoding turns any changed logit into
 a changed word, so a WER gap of a few words over these clips is mostly chance (docs/precision.md,
-"The WER gate"); the teacher-forced figures are what a more accurate scheme improves.
+"The gates"); the teacher-forced figures are what a more accurate scheme improves, and what
+//tests/e2e:precision_gates_*_test measure on the engine itself.
 """
 
 import functools
@@ -147,7 +147,7 @@ def transcribe(model, mels) -> tuple:
 
 
 def corpus_wer(texts, references) -> tuple:
-    """(corpus WER %, normalized reference words), as the WER gate counts them."""
+    """(corpus WER %, normalized reference words), as the precision gates count them."""
     errors, words = corpus_word_errors(texts, references)
     return 100.0 * errors / max(1, words), words
 
