@@ -171,9 +171,30 @@ def openai_bools(argv: list) -> list:
     return out
 
 
+HELP_FLAGS = ("-h", "-help", "--help", "-?", "--helpshort")
+HELP_FULL_FLAGS = ("--helpfull",)
+
+
+def print_help(full: bool = False) -> None:
+    """What --help prints, on stdout: the usage line with the positional audio files (as
+    openai-whisper's argparse help), what the command does, then its flags (--helpfull: absl's
+    own too)."""
+    summary = __doc__.split("\n\n", 1)[0].replace("\n", " ")
+    flags_help = (FLAGS.get_help() if full else FLAGS.module_help(sys.modules[__name__])).strip("\n")
+    print(f"usage: {PROGRAM} [flags] [audio ...]\n\n{summary}\n\naudio: files to transcribe (WAV, or any container "
+          f"FFmpeg reads); none: the built-in demo clip (also --wav FILE, repeatable)\n\n{flags_help}")
+
+
 def parse_flags(argv):
     """absl's flag parsing of openai-whisper's command lines (openai_bools), with wrong usage as
-    one line and exit status 2; returns the program name and the audio files given positionally."""
+    one line and exit status 2; returns the program name and the audio files given positionally.
+    --help prints print_help() and exits 0 (absl's own help exits 1, which scripts read as a
+    failure)."""
+    args = list(argv[1:])
+    given = args[:args.index("--")] if "--" in args else args
+    if any(a in HELP_FLAGS + HELP_FULL_FLAGS for a in given):
+        print_help(full=any(a in HELP_FULL_FLAGS for a in given))
+        sys.exit(0)
     try:
         return FLAGS(openai_bools(list(argv)))
     except flags.Error as e:

@@ -164,6 +164,18 @@ def test_errors_are_one_line(capsys, jfk, args, message, status):
     assert len(lines) == 1 and message in lines[0], err
 
 
+@pytest.mark.parametrize("flag", ["--help", "-h", "--helpfull"])
+def test_help_exits_0_with_the_usage_line_and_the_flags(capsys, flag):
+    FLAGS.unparse_flags()
+    with pytest.raises(SystemExit) as exit_:
+        transcribe.parse_flags(["transcribe", flag])
+    out, _ = capsys.readouterr()
+    assert exit_.value.code == 0
+    assert out.startswith("usage: transcribe [flags] [audio ...]\n")
+    assert "--model:" in out and "--output_format:" in out and "--word_timestamps:" in out
+    assert ("--flagfile:" in out) == (flag == "--helpfull")  # absl's own flags in the full help only
+
+
 def test_an_unknown_isa_cap_is_one_line_error(capsys, jfk, monkeypatch):
     monkeypatch.setenv("CKW_ISA", "avx3")
     rc, out, err = run(capsys, f"--wav={jfk}")

@@ -126,6 +126,7 @@ def test_help_and_errors_are_the_clis(env, tmp_path):
     python, ckw, environment = env
     for cmd in ([ckw, "--help"], [python, "-X", "importtime", "-m", "ckw", "--help"]):
         done = run(cmd, environment, tmp_path)
+        assert done.returncode == 0 and done.stdout.startswith("usage: ckw [flags] [audio ...]\n"), done.stdout[:200]
         assert "--model:" in done.stdout and "--output_format:" in done.stdout and "--word_timestamps:" in done.stdout
     imported = [line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")]
     assert "ckw.tools.transcribe" in imported and "numpy" not in imported  # --help loads no engine
