@@ -3,6 +3,7 @@
 
 Usage: slowest.py PROFILE[.gz] [N]. CI prints this after its test phase: where the minutes went.
 """
+
 import collections
 import gzip
 import json

@@ -21,7 +21,15 @@ docs/python-api.md):
 """
 
 _ENGINE_NAMES = ("Engine", "EngineError", "AudioError")
-_WHISPER_MODEL_NAMES = ("WhisperModel", "BatchedInferencePipeline", "Segment", "Word", "TranscriptionInfo", "TranscriptionOptions", "VadOptions")
+_WHISPER_MODEL_NAMES = (
+    "WhisperModel",
+    "BatchedInferencePipeline",
+    "Segment",
+    "Word",
+    "TranscriptionInfo",
+    "TranscriptionOptions",
+    "VadOptions",
+)
 
 
 def checkpoint(name: str = "tiny.en", model_dir: str | None = None, local_files_only: bool = False) -> str:

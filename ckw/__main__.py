@@ -1,7 +1,6 @@
 """`python -m ckw` and the wheel's `ckw` command: //tools:transcribe's CLI, the same flags, defaults,
 outputs and errors."""
 
-
 import sys
 
 

@@ -18,8 +18,8 @@ import pytest
 
 import ckw
 from runtime import runfiles
-from tools.bench.faster_whisper_peer import ctranslate2_model_dir
 from runtime.testing.offline_cache import offline_cache  # noqa: F401 (autouse fixture)
+from tools.bench.faster_whisper_peer import ctranslate2_model_dir
 
 # Measured on these clips: timestamps and words agree to the 20 ms timestamp step, average
 # log-probabilities within 0.011, language probabilities within 0.004.
@@ -46,8 +46,9 @@ def models(tmp_path_factory):
     scratch = str(tmp_path_factory.mktemp("ct2"))
     pairs = {}
     for name, variant in (("tiny.en", "tiny"), ("base", "base")):
-        theirs = faster_whisper.WhisperModel(ctranslate2_model_dir(variant, scratch), device="cpu",
-                                             compute_type="float32", cpu_threads=2)
+        theirs = faster_whisper.WhisperModel(
+            ctranslate2_model_dir(variant, scratch), device="cpu", compute_type="float32", cpu_threads=2
+        )
         pairs[name] = (theirs, ckw.WhisperModel(name, device="cpu", compute_type="float32", cpu_threads=2))
     yield pairs
     for _, ours in pairs.values():
@@ -70,7 +71,12 @@ def assert_same_segments(theirs: list, ours: list) -> None:
     assert [s.text for s in ours] == [s.text for s in theirs]
     for t, o in zip(theirs, ours):
         assert (o.id, o.seek, o.tokens, o.temperature, o.compression_ratio) == (
-            t.id, t.seek, t.tokens, t.temperature, t.compression_ratio)
+            t.id,
+            t.seek,
+            t.tokens,
+            t.temperature,
+            t.compression_ratio,
+        )
         assert o.start == pytest.approx(t.start, abs=SECONDS) and o.end == pytest.approx(t.end, abs=SECONDS)
         assert o.avg_logprob == pytest.approx(t.avg_logprob, abs=LOGPROB)
         assert o.no_speech_prob == pytest.approx(t.no_speech_prob, abs=PROBABILITY)
@@ -122,17 +128,23 @@ def test_language_detection_gives_faster_whispers_language(models, name):
     theirs, ours = models["base"]
     language, probability, probs = ours.detect_language(path)
     expected = theirs.detect_language(faster_whisper.decode_audio(path))
-    assert (language, probability, probs) == (b_info.language, b_info.language_probability,
-                                              b_info.all_language_probs)  # the transcription's own detection
+    assert (language, probability, probs) == (
+        b_info.language,
+        b_info.language_probability,
+        b_info.all_language_probs,
+    )  # the transcription's own detection
     assert language == expected[0] and probability == pytest.approx(expected[1], abs=PROBABILITY)
     assert_same_languages(expected[2], probs)
 
 
-@pytest.mark.parametrize("kwargs,message", [
-    ({"features": [[0.0]]}, "features: ckw computes the log-Mel features itself"),
-    ({"language_detection_segments": 2}, "language_detection_segments=2: "),
-    ({}, "audio: give the audio"),
-])
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        ({"features": [[0.0]]}, "features: ckw computes the log-Mel features itself"),
+        ({"language_detection_segments": 2}, "language_detection_segments=2: "),
+        ({}, "audio: give the audio"),
+    ],
+)
 def test_detect_language_refusals_are_one_line(models, kwargs, message):
     with pytest.raises(ValueError) as e:
         models["base"][1].detect_language(**kwargs)

@@ -43,8 +43,14 @@ DETECTION_SAMPLES = 30 * 16000  # the one window whose language is detected
 # f16-stored published weights are widened exactly); "auto" is ckw's choice, float32. int8 and
 # int8_float32 (CTranslate2: int8 weights, float32 elsewhere) are ckw's int8 build, which keeps
 # everything between its GEMMs in float32 too.
-COMPUTE_TYPES = {"default": "fp32", "auto": "fp32", "float32": "fp32", "bfloat16": "bf16", "int8": "int8",
-                 "int8_float32": "int8"}
+COMPUTE_TYPES = {
+    "default": "fp32",
+    "auto": "fp32",
+    "float32": "fp32",
+    "bfloat16": "bf16",
+    "int8": "int8",
+    "int8_float32": "int8",
+}
 # openai-whisper's option -> faster-whisper's keyword of the same meaning, where the names differ.
 RENAMED = {"logprob_threshold": "log_prob_threshold"}
 # BatchedInferencePipeline's VAD when vad_parameters is None (faster-whisper: chunk_length 30 s).
@@ -56,8 +62,9 @@ CT2_DEFAULTS = {"max_queued_batches": 0, "flash_attention": False, "tensor_paral
 def _deprecated_asdict(record) -> dict:
     """faster-whisper's `_asdict`, deprecated there in favour of dataclasses.asdict, warning alike."""
     name = type(record).__name__
-    warnings.warn(f"{name}._asdict() method is deprecated, use dataclasses.asdict({name}) instead",
-                  DeprecationWarning, 3)
+    warnings.warn(
+        f"{name}._asdict() method is deprecated, use dataclasses.asdict({name}) instead", DeprecationWarning, 3
+    )
     return dataclasses.asdict(record)
 
 
@@ -140,19 +147,24 @@ def _refused(name: str, value, why: str) -> OptionError:
 # transcribe() keywords whose only honourable value is faster-whisper's default (or one with the
 # same effect): name -> (is the value honoured, what ckw supports).
 _ONLY_DEFAULT = {
-    "repetition_penalty": (lambda v: v == 1, "ckw decodes as openai-whisper does, without a repetition penalty; "
-                           "use 1"),
+    "repetition_penalty": (lambda v: v == 1, "ckw decodes as openai-whisper does, without a repetition penalty; use 1"),
     "no_repeat_ngram_size": (lambda v: v == 0, "ckw decodes as openai-whisper does, without n-gram blocking; use 0"),
-    "prompt_reset_on_temperature": (lambda v: v == 0.5, "ckw resets the prompt after a fallback above "
-                                    "temperature 0.5, as openai-whisper does; use 0.5"),
+    "prompt_reset_on_temperature": (
+        lambda v: v == 0.5,
+        "ckw resets the prompt after a fallback above temperature 0.5, as openai-whisper does; use 0.5",
+    ),
     "prefix": (lambda v: v is None, "ckw has no decoding prefix; use None (initial_prompt conditions the text)"),
     "hotwords": (lambda v: v is None, "ckw has no hotwords; use None (initial_prompt conditions the text)"),
-    "multilingual": (lambda v: v is False, "ckw detects the language once, on the first 30 s (openai-whisper's "
-                     "transcribe), not per window; use False"),
+    "multilingual": (
+        lambda v: v is False,
+        "ckw detects the language once, on the first 30 s (openai-whisper's transcribe), not per window; use False",
+    ),
     "max_new_tokens": (lambda v: v is None, "ckw samples up to openai-whisper's 224 tokens per window; use None"),
     "chunk_length": (lambda v: v in (None, 30), "ckw's libraries take 30 s windows; use None"),
-    "hallucination_silence_threshold": (lambda v: v is None, "ckw does not skip silences around suspected "
-                                        "hallucinations; use None"),
+    "hallucination_silence_threshold": (
+        lambda v: v is None,
+        "ckw does not skip silences around suspected hallucinations; use None",
+    ),
     "language_detection_segments": (lambda v: v == 1, "ckw detects the language on the first 30 s only; use 1"),
 }
 
@@ -172,9 +184,13 @@ def _search_options(beam_size, patience, length_penalty) -> dict:
     if isinstance(length_penalty, (int, float)) and not isinstance(length_penalty, bool) and length_penalty in (0, 1):
         out["length_penalty"] = None if length_penalty == 1 else 0.0
     else:
-        raise _refused("length_penalty", length_penalty, "faster-whisper divides a beam's score by length**penalty, "
-                       "openai-whisper (ckw) by ((5 + length) / 6)**penalty; they agree at 1 (the default: the "
-                       "average log-probability) and 0 (the sum) only")
+        raise _refused(
+            "length_penalty",
+            length_penalty,
+            "faster-whisper divides a beam's score by length**penalty, "
+            "openai-whisper (ckw) by ((5 + length) / 6)**penalty; they agree at 1 (the default: the "
+            "average log-probability) and 0 (the sum) only",
+        )
     return out
 
 
@@ -207,17 +223,28 @@ class WhisperModel:
     """faster-whisper's `WhisperModel` on a ckw `Engine` (`self.engine`), which it opens once and
     keeps for every transcribe() call; close() (or a `with` block) frees it."""
 
-    def __init__(self, model_size_or_path: str, device: str = "auto", device_index: Union[int, List[int]] = 0,
-                 compute_type: str = "default", cpu_threads: int = 0, num_workers: int = 1,
-                 download_root: Optional[str] = None, local_files_only: bool = False, files: dict = None,
-                 revision: Optional[str] = None, use_auth_token: Optional[Union[str, bool]] = None,
-                 **model_kwargs):
+    def __init__(
+        self,
+        model_size_or_path: str,
+        device: str = "auto",
+        device_index: Union[int, List[int]] = 0,
+        compute_type: str = "default",
+        cpu_threads: int = 0,
+        num_workers: int = 1,
+        download_root: Optional[str] = None,
+        local_files_only: bool = False,
+        files: dict = None,
+        revision: Optional[str] = None,
+        use_auth_token: Optional[Union[str, bool]] = None,
+        **model_kwargs,
+    ):
         for name, value in model_kwargs.items():
             if name not in CT2_DEFAULTS:
                 raise TypeError(f"WhisperModel.__init__() got an unexpected keyword argument '{name}'")
             if value != CT2_DEFAULTS[name]:
-                raise ValueError(f"{name}={value!r}: a CTranslate2 setting ckw has no counterpart for; use "
-                                 f"{CT2_DEFAULTS[name]!r}")
+                raise ValueError(
+                    f"{name}={value!r}: a CTranslate2 setting ckw has no counterpart for; use {CT2_DEFAULTS[name]!r}"
+                )
         if isinstance(device, str) and device.split(":")[0] == "cuda":
             raise ValueError(f"device={device!r}: ckw is a CPU engine; use device='cpu'")
         if device not in DEVICES:
@@ -225,31 +252,43 @@ class WhisperModel:
         if device_index != 0:
             raise ValueError(f"device_index={device_index!r}: ckw runs on the CPU; use 0")
         if not isinstance(compute_type, str) or compute_type not in COMPUTE_TYPES:
-            raise ValueError(f"compute_type={compute_type!r}: not a type ckw computes in; use one of "
-                             f"{', '.join(COMPUTE_TYPES)} (bfloat16, int8: tiny.en, base and their fine-tunes)")
+            raise ValueError(
+                f"compute_type={compute_type!r}: not a type ckw computes in; use one of "
+                f"{', '.join(COMPUTE_TYPES)} (bfloat16, int8: tiny.en, base and their fine-tunes)"
+            )
         if isinstance(cpu_threads, bool) or not isinstance(cpu_threads, int) or cpu_threads < 0:
-            raise ValueError(f"cpu_threads={cpu_threads!r}: give 0 (CKW_NUM_THREADS, else every CPU) or a "
-                             "positive count")
+            raise ValueError(
+                f"cpu_threads={cpu_threads!r}: give 0 (CKW_NUM_THREADS, else every CPU) or a positive count"
+            )
         if num_workers != 1:
-            raise ValueError(f"num_workers={num_workers!r}: a WhisperModel runs one transcription at a time; use 1 "
-                             "and one WhisperModel per thread (they share the memory-mapped weights)")
+            raise ValueError(
+                f"num_workers={num_workers!r}: a WhisperModel runs one transcription at a time; use 1 "
+                "and one WhisperModel per thread (they share the memory-mapped weights)"
+            )
         if files is not None:
-            raise ValueError("files: ckw loads a model from a directory, not from memory; save the files into one "
-                             "and pass its path")
+            raise ValueError(
+                "files: ckw loads a model from a directory, not from memory; save the files into one and pass its path"
+            )
         if revision is not None:
-            raise ValueError(f"revision={revision!r}: ckw takes a Hub model at its latest revision; download that "
-                             "revision and pass its directory")
+            raise ValueError(
+                f"revision={revision!r}: ckw takes a Hub model at its latest revision; download that "
+                "revision and pass its directory"
+            )
         if use_auth_token not in (None, True):
-            raise ValueError("use_auth_token: ckw sends the Hugging Face token of HF_TOKEN or `huggingface-cli "
-                             "login`, as use_auth_token=True does; use None or True")
+            raise ValueError(
+                "use_auth_token: ckw sends the Hugging Face token of HF_TOKEN or `huggingface-cli "
+                "login`, as use_auth_token=True does; use None or True"
+            )
         threads = cpu_threads or None
         path = os.path.expanduser(os.fspath(model_size_or_path))
         local = os.path.isdir(path) or os.path.isfile(path)  # a checkpoint directory, or an openai-whisper .pt
         precision = COMPUTE_TYPES[compute_type]
         if precision != "fp32" and not local and store.ALIASES.get(path, path) not in libraries.models_at(precision):
-            raise ValueError(f"compute_type={compute_type!r}: this build has {precision} libraries for "
-                             f"{', '.join(libraries.models_at(precision))} (and their fine-tunes), not for "
-                             f"{model_size_or_path!r}; use compute_type='float32'")
+            raise ValueError(
+                f"compute_type={compute_type!r}: this build has {precision} libraries for "
+                f"{', '.join(libraries.models_at(precision))} (and their fine-tunes), not for "
+                f"{model_size_or_path!r}; use compute_type='float32'"
+            )
         if local:
             directory = store.resolve(None, model_dir=path, cache_root=download_root)
         else:
@@ -260,8 +299,9 @@ class WhisperModel:
             except EngineError as e:
                 raise ValueError(f"compute_type={compute_type!r}: {e}") from None
             directory = derived.derived(directory, precision, cache_root=download_root)
-        self.engine = Engine.from_checkpoint(directory, threads=threads,
-                                             model=None if local else store.model_name(path))
+        self.engine = Engine.from_checkpoint(
+            directory, threads=threads, model=None if local else store.model_name(path)
+        )
         self.model_size_or_path = model_size_or_path
         self.device = "cpu"
         self.compute_type = {"fp32": "float32", "bf16": "bfloat16", "int8": "int8"}[precision]
@@ -282,9 +322,15 @@ class WhisperModel:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def detect_language(self, audio: Optional[np.ndarray] = None, features: Optional[np.ndarray] = None,
-                        vad_filter: bool = False, vad_parameters=None, language_detection_segments: int = 1,
-                        language_detection_threshold: float = 0.5) -> Tuple[str, float, List[Tuple[str, float]]]:
+    def detect_language(
+        self,
+        audio: Optional[np.ndarray] = None,
+        features: Optional[np.ndarray] = None,
+        vad_filter: bool = False,
+        vad_parameters=None,
+        language_detection_segments: int = 1,
+        language_detection_threshold: float = 0.5,
+    ) -> Tuple[str, float, List[Tuple[str, float]]]:
         """faster-whisper's detect_language(): (language, its probability, every language with its
         probability, most probable first), from the first 30 s of `audio` (anything transcribe()
         takes), or with vad_filter from the first 30 s of its speech, as faster-whisper's. The
@@ -297,8 +343,10 @@ class WhisperModel:
         if audio is None:
             raise ValueError("audio: give the audio whose language to detect")
         if not self.engine.tokenizer.is_multilingual:
-            raise ValueError(f"detect_language: {self.model_size_or_path!r} is an English-only model; use a "
-                             "multilingual one (tiny, base, small, ...)")
+            raise ValueError(
+                f"detect_language: {self.model_size_or_path!r} is an English-only model; use a "
+                "multilingual one (tiny, base, small, ...)"
+            )
         vad = _vad(vad_filter, vad_parameters, "0")
         if isinstance(audio, np.ndarray) and not vad["vad_filter"]:  # only the window that is looked at is read
             audio = audio[:DETECTION_SAMPLES]
@@ -362,11 +410,17 @@ class WhisperModel:
                 raise _refused(name, given[name], why)
         if batch_size is not None:
             if not o.vad_filter:
-                raise _refused("vad_filter", o.vad_filter, "ckw's BatchedInferencePipeline decodes the VAD's speech "
-                               "chunks; use True")
+                raise _refused(
+                    "vad_filter",
+                    o.vad_filter,
+                    "ckw's BatchedInferencePipeline decodes the VAD's speech chunks; use True",
+                )
             if o.clip_timestamps is not None:
-                raise _refused("clip_timestamps", o.clip_timestamps, "ckw's BatchedInferencePipeline decodes the VAD's "
-                               "speech chunks; use None")
+                raise _refused(
+                    "clip_timestamps",
+                    o.clip_timestamps,
+                    "ckw's BatchedInferencePipeline decodes the VAD's speech chunks; use None",
+                )
             o.clip_timestamps = "0"
             o.audio = _audio(o.audio)
             if o.language is None and not o.multilingual and self.engine.tokenizer.is_multilingual:
@@ -378,18 +432,30 @@ class WhisperModel:
         # task and control tokens.
         suppress = o.suppress_tokens if isinstance(o.suppress_tokens, str) else list(o.suppress_tokens or [])
         options = dict(
-            language=o.language, task=o.task,
+            language=o.language,
+            task=o.task,
             temperature=tuple(o.temperature) if isinstance(o.temperature, (list, tuple)) else o.temperature,
-            best_of=o.best_of, compression_ratio_threshold=o.compression_ratio_threshold,
-            logprob_threshold=o.log_prob_threshold, no_speech_threshold=o.no_speech_threshold,
-            condition_on_previous_text=o.condition_on_previous_text, initial_prompt=o.initial_prompt,
-            suppress_blank=o.suppress_blank, suppress_tokens=suppress,
-            without_timestamps=o.without_timestamps, max_initial_timestamp=o.max_initial_timestamp,
-            word_timestamps=o.word_timestamps, prepend_punctuations=o.prepend_punctuations,
-            append_punctuations=o.append_punctuations, clip_timestamps=o.clip_timestamps,
-            **(_vad(o.vad_filter, o.vad_parameters, o.clip_timestamps) if batch_size is None else
-               {"vad_filter": True, "vad_parameters": o.vad_parameters, "batch_size": batch_size}),
-            **_search_options(o.beam_size, o.patience, o.length_penalty))
+            best_of=o.best_of,
+            compression_ratio_threshold=o.compression_ratio_threshold,
+            logprob_threshold=o.log_prob_threshold,
+            no_speech_threshold=o.no_speech_threshold,
+            condition_on_previous_text=o.condition_on_previous_text,
+            initial_prompt=o.initial_prompt,
+            suppress_blank=o.suppress_blank,
+            suppress_tokens=suppress,
+            without_timestamps=o.without_timestamps,
+            max_initial_timestamp=o.max_initial_timestamp,
+            word_timestamps=o.word_timestamps,
+            prepend_punctuations=o.prepend_punctuations,
+            append_punctuations=o.append_punctuations,
+            clip_timestamps=o.clip_timestamps,
+            **(
+                _vad(o.vad_filter, o.vad_parameters, o.clip_timestamps)
+                if batch_size is None
+                else {"vad_filter": True, "vad_parameters": o.vad_parameters, "batch_size": batch_size}
+            ),
+            **_search_options(o.beam_size, o.patience, o.length_penalty),
+        )
         progress = {}
         on_progress = (lambda seconds: progress["bar"].update(seconds)) if o.log_progress else None
         try:
@@ -397,58 +463,95 @@ class WhisperModel:
         except OptionError as e:  # named as the caller named it
             if e.name not in RENAMED:
                 raise
-            raise OptionError(RENAMED[e.name], str(e)[len(e.name):]) from None
+            raise OptionError(RENAMED[e.name], str(e)[len(e.name) :]) from None
         if o.log_progress:
             from tqdm import tqdm
 
             progress["bar"] = tqdm(total=found.duration_after_vad, unit="seconds")  # faster-whisper's: the speech
         reported = TranscriptionOptions(
-            beam_size=o.beam_size, best_of=o.best_of, patience=o.patience, length_penalty=o.length_penalty,
-            repetition_penalty=o.repetition_penalty, no_repeat_ngram_size=o.no_repeat_ngram_size,
-            log_prob_threshold=o.log_prob_threshold, no_speech_threshold=o.no_speech_threshold,
+            beam_size=o.beam_size,
+            best_of=o.best_of,
+            patience=o.patience,
+            length_penalty=o.length_penalty,
+            repetition_penalty=o.repetition_penalty,
+            no_repeat_ngram_size=o.no_repeat_ngram_size,
+            log_prob_threshold=o.log_prob_threshold,
+            no_speech_threshold=o.no_speech_threshold,
             compression_ratio_threshold=o.compression_ratio_threshold,
             condition_on_previous_text=o.condition_on_previous_text,
             prompt_reset_on_temperature=o.prompt_reset_on_temperature,
             temperatures=list(o.temperature) if isinstance(o.temperature, (list, tuple)) else [o.temperature],
-            initial_prompt=o.initial_prompt, prefix=o.prefix, suppress_blank=o.suppress_blank,
-            suppress_tokens=(tuple(decoding.suppress_tokens(self.engine.tokenizer, suppress))
-                             if o.suppress_tokens else o.suppress_tokens),
-            without_timestamps=o.without_timestamps, max_initial_timestamp=o.max_initial_timestamp,
-            word_timestamps=o.word_timestamps, prepend_punctuations=o.prepend_punctuations,
-            append_punctuations=o.append_punctuations, multilingual=o.multilingual, max_new_tokens=o.max_new_tokens,
-            clip_timestamps=o.clip_timestamps, hallucination_silence_threshold=o.hallucination_silence_threshold,
-            hotwords=o.hotwords)
+            initial_prompt=o.initial_prompt,
+            prefix=o.prefix,
+            suppress_blank=o.suppress_blank,
+            suppress_tokens=(
+                tuple(decoding.suppress_tokens(self.engine.tokenizer, suppress))
+                if o.suppress_tokens
+                else o.suppress_tokens
+            ),
+            without_timestamps=o.without_timestamps,
+            max_initial_timestamp=o.max_initial_timestamp,
+            word_timestamps=o.word_timestamps,
+            prepend_punctuations=o.prepend_punctuations,
+            append_punctuations=o.append_punctuations,
+            multilingual=o.multilingual,
+            max_new_tokens=o.max_new_tokens,
+            clip_timestamps=o.clip_timestamps,
+            hallucination_silence_threshold=o.hallucination_silence_threshold,
+            hotwords=o.hotwords,
+        )
         probs = found.all_language_probs
         info = TranscriptionInfo(
             language=found.language,
             language_probability=1.0 if found.language_probability is None else found.language_probability,
-            duration=found.duration, duration_after_vad=found.duration_after_vad,
+            duration=found.duration,
+            duration_after_vad=found.duration_after_vad,
             all_language_probs=sorted(probs.items(), key=lambda kv: -kv[1]) if probs is not None else None,
             transcription_options=reported,
-            vad_options=_reported_vad(o.vad_parameters, found.options.vad_parameters if batch_size is not None
-                                      else options["vad_parameters"]))
+            vad_options=_reported_vad(
+                o.vad_parameters, found.options.vad_parameters if batch_size is not None else options["vad_parameters"]
+            ),
+        )
         return _converted(segments, o.word_timestamps, progress, reported, keep_empty=batch_size is not None), info
 
 
-def _converted(segments, word_timestamps: bool, progress: dict, reported: TranscriptionOptions,
-               keep_empty: bool = False) -> Iterator[Segment]:
+def _converted(
+    segments, word_timestamps: bool, progress: dict, reported: TranscriptionOptions, keep_empty: bool = False
+) -> Iterator[Segment]:
     """The engine's segments as faster-whisper's: numbered from 1, the ones openai-whisper
     cleared (no text, or no duration) left out, as faster-whisper leaves them out (kept with
     keep_empty: its BatchedInferencePipeline keeps them)."""
     n = 0
     if isinstance(reported.clip_timestamps, str):  # faster-whisper's reported options change so once decoding starts
-        reported.clip_timestamps = [float(t) for t in (reported.clip_timestamps.split(",")
-                                                       if reported.clip_timestamps else [])]
+        reported.clip_timestamps = [
+            float(t) for t in (reported.clip_timestamps.split(",") if reported.clip_timestamps else [])
+        ]
     try:
         for s in segments:
             if not keep_empty and (s.start == s.end or not s.text.strip()):
                 continue
             n += 1
-            words = [Word(start=w["start"], end=w["end"], word=w["word"], probability=w["probability"])
-                     for w in s.words or []] if word_timestamps else None
-            yield Segment(id=n, seek=s.seek, start=s.start, end=s.end, text=s.text, tokens=list(s.tokens),
-                          avg_logprob=s.avg_logprob, compression_ratio=s.compression_ratio,
-                          no_speech_prob=s.no_speech_prob, words=words, temperature=s.temperature)
+            words = (
+                [
+                    Word(start=w["start"], end=w["end"], word=w["word"], probability=w["probability"])
+                    for w in s.words or []
+                ]
+                if word_timestamps
+                else None
+            )
+            yield Segment(
+                id=n,
+                seek=s.seek,
+                start=s.start,
+                end=s.end,
+                text=s.text,
+                tokens=list(s.tokens),
+                avg_logprob=s.avg_logprob,
+                compression_ratio=s.compression_ratio,
+                no_speech_prob=s.no_speech_prob,
+                words=words,
+                temperature=s.temperature,
+            )
     finally:
         segments.close()  # the engine's audio is released even when the caller stops early
         if "bar" in progress:

@@ -67,17 +67,43 @@ def script(WhisperModel, model_path: str, audio, beam_size: int = 5) -> tuple:
     segments, info = model.transcribe(audio, beam_size=beam_size, word_timestamps=True)
     out = []
     for s in segments:
-        out.append((s.id, s.seek, s.start, s.end, s.text, s.tokens, s.avg_logprob, s.compression_ratio,
-                    s.no_speech_prob, s.temperature, [(w.start, w.end, w.word, w.probability) for w in s.words]))
+        out.append(
+            (
+                s.id,
+                s.seek,
+                s.start,
+                s.end,
+                s.text,
+                s.tokens,
+                s.avg_logprob,
+                s.compression_ratio,
+                s.no_speech_prob,
+                s.temperature,
+                [(w.start, w.end, w.word, w.probability) for w in s.words],
+            )
+        )
     return model, info, out
 
 
 def engine_rows(segments) -> list:
     """Engine segments as the script's rows: faster-whisper's numbering from 1, without cleared ones."""
     kept = [s for s in segments if s.start != s.end and s.text.strip()]
-    return [(i, s.seek, s.start, s.end, s.text, s.tokens, s.avg_logprob, s.compression_ratio, s.no_speech_prob,
-             s.temperature, [(w["start"], w["end"], w["word"], w["probability"]) for w in s.words])
-            for i, s in enumerate(kept, start=1)]
+    return [
+        (
+            i,
+            s.seek,
+            s.start,
+            s.end,
+            s.text,
+            s.tokens,
+            s.avg_logprob,
+            s.compression_ratio,
+            s.no_speech_prob,
+            s.temperature,
+            [(w["start"], w["end"], w["word"], w["probability"]) for w in s.words],
+        )
+        for i, s in enumerate(kept, start=1)
+    ]
 
 
 def test_a_faster_whisper_script_gives_the_engines_transcript(engine):
@@ -89,7 +115,12 @@ def test_a_faster_whisper_script_gives_the_engines_transcript(engine):
     assert info.duration == info.duration_after_vad == 11.0 and info.vad_options is None
     opts = info.transcription_options
     assert (opts.beam_size, opts.best_of, opts.patience, opts.length_penalty, opts.temperatures) == (
-        5, 5, 1, 1, [0.0, 0.2, 0.4, 0.6, 0.8, 1.0])
+        5,
+        5,
+        1,
+        1,
+        [0.0, 0.2, 0.4, 0.6, 0.8, 1.0],
+    )
     assert opts.suppress_tokens == tuple(engine.tokenizer.suppress_tokens())  # -1 expanded, as faster-whisper does
     assert m.supported_languages == ["en"] and m.engine.model == "tiny.en"
     m.close()
@@ -116,10 +147,14 @@ def test_same_words_as_faster_whisper_on_its_own_model_directory(cache, tmp_path
     root = tmp_path / "download-root"
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no warnings either
-        ours = script(lambda path, **kw: ckw.WhisperModel(path, download_root=str(root), **kw), ct2_dir(), jfk(),
-                      beam_size=1)
+        ours = script(
+            lambda path, **kw: ckw.WhisperModel(path, download_root=str(root), **kw), ct2_dir(), jfk(), beam_size=1
+        )
     assert ours[0].engine.checkpoint_dir.startswith(str(root))  # converted into download_root
-    words = lambda rows: [w[2] for r in rows for w in r[10]]  # noqa: E731
+
+    def words(rows):
+        return [w[2] for r in rows for w in r[10]]
+
     assert "".join(r[4] for r in ours[2]) == "".join(r[4] for r in theirs[2])
     assert words(ours[2]) == words(theirs[2])
     for o, t in zip(ours[2], theirs[2]):
@@ -128,9 +163,15 @@ def test_same_words_as_faster_whisper_on_its_own_model_directory(cache, tmp_path
     ours[0].close()
 
 
-@pytest.mark.parametrize("ours,theirs", [(whisper_model.Segment, fw.Segment), (whisper_model.Word, fw.Word),
-                                         (whisper_model.TranscriptionInfo, fw.TranscriptionInfo),
-                                         (whisper_model.TranscriptionOptions, fw.TranscriptionOptions)])
+@pytest.mark.parametrize(
+    "ours,theirs",
+    [
+        (whisper_model.Segment, fw.Segment),
+        (whisper_model.Word, fw.Word),
+        (whisper_model.TranscriptionInfo, fw.TranscriptionInfo),
+        (whisper_model.TranscriptionOptions, fw.TranscriptionOptions),
+    ],
+)
 def test_records_have_faster_whispers_fields_in_its_order(ours, theirs):
     assert dataclasses.is_dataclass(ours) and dataclasses.is_dataclass(theirs)
     assert [f.name for f in dataclasses.fields(ours)] == [f.name for f in dataclasses.fields(theirs)]
@@ -140,8 +181,9 @@ def test_records_have_faster_whispers_fields_in_its_order(ours, theirs):
 def test_records_convert_as_faster_whispers():
     word = whisper_model.Word(0.0, 0.5, " And", 0.9)
     with pytest.warns(DeprecationWarning, match=r"Word._asdict\(\) method is deprecated"):
-        assert word._asdict() == dataclasses.asdict(word) == {"start": 0.0, "end": 0.5, "word": " And",
-                                                             "probability": 0.9}
+        assert (
+            word._asdict() == dataclasses.asdict(word) == {"start": 0.0, "end": 0.5, "word": " And", "probability": 0.9}
+        )
     assert ckw.Segment is whisper_model.Segment and ckw.Word is whisper_model.Word
     assert ckw.TranscriptionInfo is whisper_model.TranscriptionInfo
 
@@ -153,8 +195,9 @@ def parameters(function) -> list:
 def test_signatures_are_faster_whispers():
     assert parameters(whisper_model.WhisperModel.__init__) == parameters(fw.WhisperModel.__init__)
     assert parameters(whisper_model.WhisperModel.transcribe) == parameters(fw.WhisperModel.transcribe)
-    assert parameters(whisper_model.BatchedInferencePipeline.transcribe) == \
-        parameters(fw.BatchedInferencePipeline.transcribe)
+    assert parameters(whisper_model.BatchedInferencePipeline.transcribe) == parameters(
+        fw.BatchedInferencePipeline.transcribe
+    )
     assert ckw.BatchedInferencePipeline is whisper_model.BatchedInferencePipeline
 
 
@@ -167,32 +210,42 @@ def test_every_default_given_explicitly_is_accepted(model):
     a.close(), b.close()
 
 
-@pytest.mark.parametrize("options,name", [
-    ({"repetition_penalty": 1.1}, "repetition_penalty"),
-    ({"no_repeat_ngram_size": 3}, "no_repeat_ngram_size"),
-    ({"prompt_reset_on_temperature": 0.3}, "prompt_reset_on_temperature"),
-    ({"prefix": "And so"}, "prefix"),
-    ({"hotwords": "Kennedy"}, "hotwords"),
-    ({"multilingual": True}, "multilingual"),
-    ({"vad_filter": True, "vad_parameters": {"threshold": 2}}, "vad_parameters: threshold=2 must be between 0 and 1"),
-    ({"vad_filter": True, "vad_parameters": {"window_size_samples": 512}},
-     "vad_parameters: 'window_size_samples' is not a VAD option"),
-    ({"vad_filter": True, "vad_parameters": {"min_silence_duration_ms": -1}},
-     "vad_parameters: min_silence_duration_ms=-1 must be at least 0"),
-    ({"max_new_tokens": 100}, "max_new_tokens"),
-    ({"chunk_length": 20}, "chunk_length"),
-    ({"hallucination_silence_threshold": 2.0}, "hallucination_silence_threshold"),
-    ({"language_detection_segments": 2}, "language_detection_segments"),
-    ({"length_penalty": 0.6}, "length_penalty"),
-    ({"patience": 2.0, "beam_size": 1}, "patience"),
-    ({"initial_prompt": [50257, 123]}, "initial_prompt"),
-    ({"beam_size": 0}, "beam_size"),  # the engine's own checks, named the same way
-    ({"beam_size": 9}, "beam_size"),
-    ({"best_of": 0}, "best_of"),
-    ({"temperature": 1.5}, "temperature"),
-    ({"log_prob_threshold": "low"}, "log_prob_threshold"),  # logprob_threshold in openai-whisper
-    ({"clip_timestamps": "a,b"}, "clip_timestamps"),
-])
+@pytest.mark.parametrize(
+    "options,name",
+    [
+        ({"repetition_penalty": 1.1}, "repetition_penalty"),
+        ({"no_repeat_ngram_size": 3}, "no_repeat_ngram_size"),
+        ({"prompt_reset_on_temperature": 0.3}, "prompt_reset_on_temperature"),
+        ({"prefix": "And so"}, "prefix"),
+        ({"hotwords": "Kennedy"}, "hotwords"),
+        ({"multilingual": True}, "multilingual"),
+        (
+            {"vad_filter": True, "vad_parameters": {"threshold": 2}},
+            "vad_parameters: threshold=2 must be between 0 and 1",
+        ),
+        (
+            {"vad_filter": True, "vad_parameters": {"window_size_samples": 512}},
+            "vad_parameters: 'window_size_samples' is not a VAD option",
+        ),
+        (
+            {"vad_filter": True, "vad_parameters": {"min_silence_duration_ms": -1}},
+            "vad_parameters: min_silence_duration_ms=-1 must be at least 0",
+        ),
+        ({"max_new_tokens": 100}, "max_new_tokens"),
+        ({"chunk_length": 20}, "chunk_length"),
+        ({"hallucination_silence_threshold": 2.0}, "hallucination_silence_threshold"),
+        ({"language_detection_segments": 2}, "language_detection_segments"),
+        ({"length_penalty": 0.6}, "length_penalty"),
+        ({"patience": 2.0, "beam_size": 1}, "patience"),
+        ({"initial_prompt": [50257, 123]}, "initial_prompt"),
+        ({"beam_size": 0}, "beam_size"),  # the engine's own checks, named the same way
+        ({"beam_size": 9}, "beam_size"),
+        ({"best_of": 0}, "best_of"),
+        ({"temperature": 1.5}, "temperature"),
+        ({"log_prob_threshold": "low"}, "log_prob_threshold"),  # logprob_threshold in openai-whisper
+        ({"clip_timestamps": "a,b"}, "clip_timestamps"),
+    ],
+)
 def test_what_ckw_cannot_honour_is_a_one_line_error_naming_it(model, options, name):
     with pytest.raises(ValueError) as e:
         model.transcribe(jfk(), **options)
@@ -200,39 +253,55 @@ def test_what_ckw_cannot_honour_is_a_one_line_error_naming_it(model, options, na
 
 
 def test_honoured_values_map(model, engine):
-    segments, _ = model.transcribe(jfk(), beam_size=2, patience=2.0, length_penalty=0, temperature=0.0,
-                                   language_detection_threshold=0.9, chunk_length=30)
+    segments, _ = model.transcribe(
+        jfk(),
+        beam_size=2,
+        patience=2.0,
+        length_penalty=0,
+        temperature=0.0,
+        language_detection_threshold=0.9,
+        chunk_length=30,
+    )
     want, _ = engine.transcribe(jfk(), beam_size=2, patience=2.0, length_penalty=0.0, temperature=0.0)
     assert [s.tokens for s in segments] == [s.tokens for s in want]
 
 
-@pytest.mark.parametrize("kwargs,error,message", [
-    ({"device": "cuda"}, ValueError, "device='cuda': ckw is a CPU engine; use device='cpu'"),
-    ({"device": "cuda:1"}, ValueError, "device='cuda:1': ckw is a CPU engine; use device='cpu'"),
-    ({"device": "tpu"}, ValueError, "device='tpu': ckw is a CPU engine"),
-    ({"compute_type": "int8_float16"}, ValueError, "compute_type='int8_float16': not a type ckw computes in; use "
-                                                   "one of default"),
-    ({"compute_type": "float16"}, ValueError, "compute_type='float16': "),
-    ({"device_index": 1}, ValueError, "device_index=1: "),
-    ({"num_workers": 2}, ValueError, "num_workers=2: "),
-    ({"cpu_threads": -1}, ValueError, "cpu_threads=-1: "),
-    ({"files": {"model.bin": b""}}, ValueError, "files: "),
-    ({"revision": "main"}, ValueError, "revision='main': "),
-    ({"use_auth_token": "hf_x"}, ValueError, "use_auth_token: "),
-    ({"flash_attention": True}, ValueError, "flash_attention=True: "),
-    ({"bogus": 1}, TypeError, "WhisperModel.__init__() got an unexpected keyword argument 'bogus'"),
-])
+@pytest.mark.parametrize(
+    "kwargs,error,message",
+    [
+        ({"device": "cuda"}, ValueError, "device='cuda': ckw is a CPU engine; use device='cpu'"),
+        ({"device": "cuda:1"}, ValueError, "device='cuda:1': ckw is a CPU engine; use device='cpu'"),
+        ({"device": "tpu"}, ValueError, "device='tpu': ckw is a CPU engine"),
+        (
+            {"compute_type": "int8_float16"},
+            ValueError,
+            "compute_type='int8_float16': not a type ckw computes in; use one of default",
+        ),
+        ({"compute_type": "float16"}, ValueError, "compute_type='float16': "),
+        ({"device_index": 1}, ValueError, "device_index=1: "),
+        ({"num_workers": 2}, ValueError, "num_workers=2: "),
+        ({"cpu_threads": -1}, ValueError, "cpu_threads=-1: "),
+        ({"files": {"model.bin": b""}}, ValueError, "files: "),
+        ({"revision": "main"}, ValueError, "revision='main': "),
+        ({"use_auth_token": "hf_x"}, ValueError, "use_auth_token: "),
+        ({"flash_attention": True}, ValueError, "flash_attention=True: "),
+        ({"bogus": 1}, TypeError, "WhisperModel.__init__() got an unexpected keyword argument 'bogus'"),
+    ],
+)
 def test_constructor_refusals_are_one_line(kwargs, error, message):
     with pytest.raises(error) as e:
         ckw.WhisperModel("tiny.en", **kwargs)
     assert str(e.value).startswith(message) and "\n" not in str(e.value), str(e.value)
 
 
-@pytest.mark.parametrize("compute_type,precision,named", [
-    ("bfloat16", "bf16", "bfloat16"), ("int8", "int8", "int8"), ("int8_float32", "int8", "int8")])
+@pytest.mark.parametrize(
+    "compute_type,precision,named",
+    [("bfloat16", "bf16", "bfloat16"), ("int8", "int8", "int8"), ("int8_float32", "int8", "int8")],
+)
 def test_narrow_builds_are_derived_for_tiny_en_and_base_and_their_fine_tunes(compute_type, precision, named):
-    with open(runfiles.locate("ckw", f"models/whisper/tiny_{precision}_checkpoint/manifest.json"),
-              encoding="utf-8") as f:
+    with open(
+        runfiles.locate("ckw", f"models/whisper/tiny_{precision}_checkpoint/manifest.json"), encoding="utf-8"
+    ) as f:
         build = json.load(f)  # the build's own weights of tiny.en at that precision
     # by name, and from a local directory (faster-whisper's tiny.en package): derived at run time
     for path in ("tiny.en", ct2_dir()):
@@ -242,15 +311,24 @@ def test_narrow_builds_are_derived_for_tiny_en_and_base_and_their_fine_tunes(com
                 assert m.engine.weights_sha256 == build["weights_sha256"]
             segments, _ = m.transcribe(jfk(), beam_size=1, temperature=0.0)
             assert "ask not what your country" in "".join(s.text for s in segments)
-    with pytest.raises(ValueError, match=rf"^compute_type='{compute_type}': this build has {precision} libraries for "
-                                         r"base, tiny.en \(and their fine-tunes\), not for 'small'; use "
-                                         r"compute_type='float32'$"):
+    with pytest.raises(
+        ValueError,
+        match=rf"^compute_type='{compute_type}': this build has {precision} libraries for "
+        r"base, tiny.en \(and their fine-tunes\), not for 'small'; use "
+        r"compute_type='float32'$",
+    ):
         ckw.WhisperModel("small", compute_type=compute_type)
 
 
 def test_defaults_construct_and_tolerate_ctranslate2_defaults():
-    with ckw.WhisperModel("tiny.en", device="auto", flash_attention=False, tensor_parallel=False,
-                          max_queued_batches=0, use_auth_token=None) as m:
+    with ckw.WhisperModel(
+        "tiny.en",
+        device="auto",
+        flash_attention=False,
+        tensor_parallel=False,
+        max_queued_batches=0,
+        use_auth_token=None,
+    ) as m:
         assert (m.device, m.compute_type) == ("cpu", "float32")
         assert not m.engine.closed
     assert m.engine.closed
@@ -266,20 +344,46 @@ def gaps():
 
 
 def test_vad_filter_and_parameters_as_faster_whispers(model, engine, gaps):
-    want, found = engine.transcribe(gaps, vad_filter=True, vad_parameters={"min_silence_duration_ms": 1000},
-                                    beam_size=5, best_of=5, word_timestamps=True)
+    want, found = engine.transcribe(
+        gaps,
+        vad_filter=True,
+        vad_parameters={"min_silence_duration_ms": 1000},
+        beam_size=5,
+        best_of=5,
+        word_timestamps=True,
+    )
     want = engine_rows(want)
-    for given in ({"min_silence_duration_ms": 1000}, fw.VadOptions(min_silence_duration_ms=1000),
-                  ckw.VadOptions(min_silence_duration_ms=1000)):
+    for given in (
+        {"min_silence_duration_ms": 1000},
+        fw.VadOptions(min_silence_duration_ms=1000),
+        ckw.VadOptions(min_silence_duration_ms=1000),
+    ):
         segments, info = model.transcribe(gaps, vad_filter=True, vad_parameters=given, word_timestamps=True)
-        rows = [(s.id, s.seek, s.start, s.end, s.text, s.tokens, s.avg_logprob, s.compression_ratio, s.no_speech_prob,
-                 s.temperature, [(w.start, w.end, w.word, w.probability) for w in s.words]) for s in segments]
+        rows = [
+            (
+                s.id,
+                s.seek,
+                s.start,
+                s.end,
+                s.text,
+                s.tokens,
+                s.avg_logprob,
+                s.compression_ratio,
+                s.no_speech_prob,
+                s.temperature,
+                [(w.start, w.end, w.word, w.probability) for w in s.words],
+            )
+            for s in segments
+        ]
         assert rows == want
         assert (info.duration, info.duration_after_vad) == (found.duration, found.duration_after_vad)
         assert info.duration == gaps.size / 16000 and info.duration_after_vad < 0.7 * info.duration
         # faster-whisper reports the VadOptions it used: the one given, or made from the dict
-        assert info.vad_options is given if not isinstance(given, dict) else \
-            info.vad_options == ckw.VadOptions(min_silence_duration_ms=1000)
+        assert (
+            info.vad_options is given
+            if not isinstance(given, dict)
+            else info.vad_options == ckw.VadOptions(min_silence_duration_ms=1000)
+        )
     assert rows[0][2] > 3.5 and "ask not what your country" in rows[0][4]  # on the recording's timeline
 
 

@@ -47,7 +47,7 @@ def _attr_value(name, spec, case):
         return case[name]
     default = spec.get("default")
     if isinstance(default, str):
-        return eval(default, {"__builtins__": {}, "sqrt": math.sqrt}, dict(case))  # noqa: S307
+        return eval(default, {"__builtins__": {}, "sqrt": math.sqrt}, dict(case))  # noqa: S307 (map default, test-only)
     if default is None and spec.get("values"):
         return spec["values"][0]
     return default
@@ -83,7 +83,7 @@ def _inputs(m, case, rng):
         shape = tuple(_eval_int(d, case) for d in port["shape"])
         dtype = kt.DTYPES[port["dtype"]]
         if name in gen:
-            value = eval(gen[name], {"__builtins__": {}, "rng": rng}, dict(case))  # noqa: S307
+            value = eval(gen[name], {"__builtins__": {}, "rng": rng}, dict(case))  # noqa: S307 (map inputs, test-only)
             out[name] = dtype.store(np.asarray(value).reshape(shape))
         elif dtype.floating:
             out[name] = dtype.store(rng.standard_normal(shape))
@@ -132,7 +132,7 @@ def test_kernel_matches_its_oracle(entry, case, isa, seed):
         dtype = kt.DTYPES[m["ports"][name]["dtype"]]
         names[name] = torch.from_numpy(dtype.values(value)).double() if dtype.floating else torch.from_numpy(value)
     ref = eval(contract["oracle"], names)  # noqa: S307 (the map's own oracle, test-only)
-    (out_name, got), = outputs.items()
+    ((out_name, got),) = outputs.items()
     ref = ref.numpy().astype(np.float64) if isinstance(ref, torch.Tensor) else np.asarray(ref, np.float64)
     assert ref.shape == got.shape, f"{m['kernel']}: oracle shape {ref.shape}, port {out_name} {got.shape}"
     what = f"{m['kernel']}{isa} {case} seed {seed}"
@@ -153,8 +153,9 @@ def test_every_map_states_an_oracle_or_where_it_is_proven():
             assert c.get("cases"), f"{entry['map']}: contract.oracle needs contract.cases"
         else:
             where = c.get("oracle_elsewhere", "")
-            assert re.match(r"//kernels/\w+:\w+_test\b", where), \
+            assert re.match(r"//kernels/\w+:\w+_test\b", where), (
                 f"{entry['map']}: no contract.oracle and no oracle_elsewhere naming the test that proves it"
+            )
 
 
 def _scratch_queries():
@@ -176,7 +177,9 @@ def test_declared_scratch_covers_what_the_kernel_asks(entry):
     for values in itertools.product(*(grid[a] for a in q["args"])):
         dims = dict(zip(q["args"], values))
         asked = fn(*values)
-        assert _eval_int(declared[0], dims) >= asked, f"{m['kernel']} {dims}: map declares {declared[0]}, C asks {asked}"
+        assert _eval_int(declared[0], dims) >= asked, (
+            f"{m['kernel']} {dims}: map declares {declared[0]}, C asks {asked}"
+        )
 
 
 def test_the_registry_holds_every_kernel_map():

@@ -38,6 +38,11 @@ def _kernel_set_impl(ctx):
     registry = ctx.actions.declare_file(ctx.label.name + "_registry.json")
     ctx.actions.write(registry, "[\n" + ",\n".join(sorted(merged.entries.to_list())) + "\n]\n")
     files = depset([registry], transitive = [merged.map_inputs, merged.shared_libraries])
+
+    # Bazel 4.2.3 (Debian's, offline) has cc_common and CcInfo as globals and its rules_cc has no
+    # cc/common to load them from: native-cc-* stay off in this file's rules.
+    # buildifier: disable=native-cc-common
+    # buildifier: disable=native-cc-info
     return [
         merged,
         cc_common.merge_cc_infos(cc_infos = [d[CcInfo] for d in ctx.attr.deps]),
@@ -45,6 +50,7 @@ def _kernel_set_impl(ctx):
         OutputGroupInfo(registry = depset([registry])),
     ]
 
+# buildifier: disable=native-cc-info
 ckw_kernel_set = rule(
     implementation = _kernel_set_impl,
     doc = """A set of registered kernels: their maps, their libraries (as one CcInfo) and
@@ -222,8 +228,9 @@ def ckw_kernel(
         )
 
 def ckw_kernel_family(name = "kernels"):
-    """Ends a family's BUILD.bazel: `:kernels`, the set of every ckw_kernel above it, and the
-    family's maps exported.
+    """Ends a family's BUILD.bazel.
+
+    Declares `:kernels`, the set of every ckw_kernel above it, and exports the family's maps.
 
     Args:
       name: the set's name.

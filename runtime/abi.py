@@ -29,12 +29,21 @@ E_ARGUMENT, E_IO, E_LAYOUT_MISMATCH, E_WEIGHTS_SIZE, E_NO_MEMORY = -1, -2, -3, -
 E_MISSING_INPUT, E_CROSS_KV_INVALID, E_CONTEXT_FULL, E_KERNEL = -6, -7, -8, -9
 E_WEIGHTS_CORRUPT, E_BUSY = -10, -11
 ERROR_CODES = {
-    "OK": OK, "E_ARGUMENT": E_ARGUMENT, "E_IO": E_IO, "E_LAYOUT_MISMATCH": E_LAYOUT_MISMATCH,
-    "E_WEIGHTS_SIZE": E_WEIGHTS_SIZE, "E_NO_MEMORY": E_NO_MEMORY, "E_MISSING_INPUT": E_MISSING_INPUT,
-    "E_CROSS_KV_INVALID": E_CROSS_KV_INVALID, "E_CONTEXT_FULL": E_CONTEXT_FULL, "E_KERNEL": E_KERNEL,
-    "E_WEIGHTS_CORRUPT": E_WEIGHTS_CORRUPT, "E_BUSY": E_BUSY,
+    "OK": OK,
+    "E_ARGUMENT": E_ARGUMENT,
+    "E_IO": E_IO,
+    "E_LAYOUT_MISMATCH": E_LAYOUT_MISMATCH,
+    "E_WEIGHTS_SIZE": E_WEIGHTS_SIZE,
+    "E_NO_MEMORY": E_NO_MEMORY,
+    "E_MISSING_INPUT": E_MISSING_INPUT,
+    "E_CROSS_KV_INVALID": E_CROSS_KV_INVALID,
+    "E_CONTEXT_FULL": E_CONTEXT_FULL,
+    "E_KERNEL": E_KERNEL,
+    "E_WEIGHTS_CORRUPT": E_WEIGHTS_CORRUPT,
+    "E_BUSY": E_BUSY,
 }
 ABI_VERSION = 1  # abi.json's "abi_version" this module reads
+
 
 def _array(dtype):
     """A C-contiguous numpy array of `dtype` without a copy, or None for NULL (an optional output;
@@ -54,8 +63,14 @@ _H = ctypes.c_void_p
 
 # Edge inspection (tools/codegen/README.md, "Edge taps"): called after each kernel call with
 # (user, "<node>.<port>", data, rank, shape) per f32 output; data is valid only during the call.
-TAP_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_float), ctypes.c_int64,
-                          ctypes.POINTER(ctypes.c_int64))
+TAP_FN = ctypes.CFUNCTYPE(
+    None,
+    ctypes.c_void_p,
+    ctypes.c_char_p,
+    ctypes.POINTER(ctypes.c_float),
+    ctypes.c_int64,
+    ctypes.POINTER(ctypes.c_int64),
+)
 # TAP_FN's C type, as abi.json spells it: (returns, parameter ctypes). A library whose
 # <prefix>_tap_fn differs is refused.
 _TAP_SIGNATURE = ("void", ["void *", "const char *", "const float *", "int64_t", "const int64_t *"])
@@ -122,8 +137,10 @@ def _ctype(ctype: str, prefix: str, where: str, returns: bool = False):
         return TAP_FN
     if c in _CTYPES:
         return _CTYPES[c]
-    raise AbiError(f"{where}: unknown C type '{ctype}': runtime/abi.py has no ctypes mapping for it "
-                   f"(add it to _CTYPES, or fix the generator)")
+    raise AbiError(
+        f"{where}: unknown C type '{ctype}': runtime/abi.py has no ctypes mapping for it "
+        f"(add it to _CTYPES, or fix the generator)"
+    )
 
 
 def ctypes_table(abi: dict, where: str = "abi_json") -> dict[str, tuple[list, object]]:
@@ -135,8 +152,10 @@ def ctypes_table(abi: dict, where: str = "abi_json") -> dict[str, tuple[list, ob
         if t["name"] == f"{prefix}_tap_fn":
             got = (normalize_ctype(t["returns"]), [normalize_ctype(p["ctype"]) for p in t["params"]])
             if got != _TAP_SIGNATURE:
-                raise AbiError(f"{where}: {t['name']} is {got[0]} (*)({', '.join(got[1])}), but TAP_FN is "
-                               f"{_TAP_SIGNATURE[0]} (*)({', '.join(_TAP_SIGNATURE[1])}): update runtime/abi.py")
+                raise AbiError(
+                    f"{where}: {t['name']} is {got[0]} (*)({', '.join(got[1])}), but TAP_FN is "
+                    f"{_TAP_SIGNATURE[0]} (*)({', '.join(_TAP_SIGNATURE[1])}): update runtime/abi.py"
+                )
     table = {}
     for fn in abi["functions"]:
         name = fn["name"]
@@ -146,7 +165,7 @@ def ctypes_table(abi: dict, where: str = "abi_json") -> dict[str, tuple[list, ob
         for i, p in enumerate(fn["params"]):
             argtypes.append(_ctype(p["ctype"], prefix, f"{where}: {name}: parameter {i} '{p['name']}'"))
         restype = _ctype(fn["returns"], prefix, f"{where}: {name}: return type", returns=True)
-        table[name[len(prefix) + 1:]] = (argtypes, restype)
+        table[name[len(prefix) + 1 :]] = (argtypes, restype)
     return table
 
 
@@ -154,11 +173,15 @@ def check_errors(abi: dict, where: str = "abi_json") -> None:
     """AbiError unless the library's error codes are exactly this runtime's (ERROR_CODES)."""
     got = {e["name"]: e["code"] for e in abi["errors"]}
     if got != ERROR_CODES:
-        diff = [f"{n}: library {got.get(n, 'none')}, runtime {ERROR_CODES.get(n, 'none')}"
-                for n in sorted(set(got) | set(ERROR_CODES), key=lambda n: (ERROR_CODES.get(n, 1), n))
-                if got.get(n) != ERROR_CODES.get(n)]
-        raise AbiError(f"{where}: error codes differ from runtime/abi.py's ({'; '.join(diff)}); "
-                       f"rebuild the library or update the constants")
+        diff = [
+            f"{n}: library {got.get(n, 'none')}, runtime {ERROR_CODES.get(n, 'none')}"
+            for n in sorted(set(got) | set(ERROR_CODES), key=lambda n: (ERROR_CODES.get(n, 1), n))
+            if got.get(n) != ERROR_CODES.get(n)
+        ]
+        raise AbiError(
+            f"{where}: error codes differ from runtime/abi.py's ({'; '.join(diff)}); "
+            f"rebuild the library or update the constants"
+        )
 
 
 def read_abi_json(lib: ctypes.CDLL, prefix: str, where: str) -> str:
@@ -166,8 +189,10 @@ def read_abi_json(lib: ctypes.CDLL, prefix: str, where: str) -> str:
     try:
         fn = getattr(lib, prefix + "_abi_json")
     except AttributeError:
-        raise AbiError(f"{where}: no {prefix}_abi_json(): not a generated library with prefix {prefix}, or built "
-                       f"before the ABI was data; rebuild it") from None
+        raise AbiError(
+            f"{where}: no {prefix}_abi_json(): not a generated library with prefix {prefix}, or built "
+            f"before the ABI was data; rebuild it"
+        ) from None
     fn.argtypes, fn.restype = [], ctypes.c_char_p
     return fn().decode("ascii")
 
@@ -186,11 +211,13 @@ class Library:
         if self.abi.get("abi_version") != ABI_VERSION:
             raise AbiError(f"{where}: abi_version {self.abi.get('abi_version')!r}, this runtime reads {ABI_VERSION}")
         if (self.abi["prefix"], self.abi["part"]) != (prefix, part):
-            raise AbiError(f"{where}: the library is {self.abi['prefix']} (part {self.abi['part']}), "
-                           f"expected {prefix} (part {part})")
+            raise AbiError(
+                f"{where}: the library is {self.abi['prefix']} (part {self.abi['part']}), "
+                f"expected {prefix} (part {part})"
+            )
         check_errors(self.abi, where)
         self._fns = {}
-        self._params = {f["name"][len(self.prefix):]: [p["name"] for p in f["params"]] for f in self.abi["functions"]}
+        self._params = {f["name"][len(self.prefix) :]: [p["name"] for p in f["params"]] for f in self.abi["functions"]}
         for name, (args, res) in ctypes_table(self.abi, where).items():
             fn = getattr(self.lib, self.prefix + name)
             fn.argtypes, fn.restype = args, res
@@ -260,13 +287,19 @@ class Handle:
 
     def _enter(self, what: str):
         if not self._lock.acquire(blocking=False):
-            raise AbiError(f"{self.lib.prefix}{what}: the handle is in use by another call (another thread's, or "
-                           f"this one's callback); give each thread its own handle (or engine)", E_BUSY,
-                           "in use by another call")
+            raise AbiError(
+                f"{self.lib.prefix}{what}: the handle is in use by another call (another thread's, or "
+                f"this one's callback); give each thread its own handle (or engine)",
+                E_BUSY,
+                "in use by another call",
+            )
         if self.h is None:
             self._lock.release()
-            raise AbiError(f"{self.lib.prefix}{what}: the handle was freed (close() was called); create a new one",
-                           E_ARGUMENT, "used after free")
+            raise AbiError(
+                f"{self.lib.prefix}{what}: the handle was freed (close() was called); create a new one",
+                E_ARGUMENT,
+                "used after free",
+            )
 
     @property
     def num_threads(self) -> int:
@@ -277,7 +310,9 @@ class Handle:
         try:
             rc = self.lib.call(name, self.h, *args)
             if rc != OK:
-                raise AbiError(f"{self.lib.prefix}{name}: {self.lib.message(rc, self.h)}", rc, self.lib.reason(rc, self.h))
+                raise AbiError(
+                    f"{self.lib.prefix}{name}: {self.lib.message(rc, self.h)}", rc, self.lib.reason(rc, self.h)
+                )
         finally:
             self._lock.release()
 
@@ -308,6 +343,7 @@ class Handle:
         if fn is None:
             self._tap = TAP_FN()  # NULL
         else:
+
             def tap(_user, edge, data, rank, shape):
                 if self._tap_error is not None:
                     return
@@ -324,8 +360,11 @@ class Handle:
     def close(self):
         """Frees the handle; AbiError if it was freed already or another thread is using it."""
         if self.h is None and not self._lock.locked():
-            raise AbiError(f"{self.lib.prefix}free: the handle is freed twice (close() on a closed handle)",
-                           E_ARGUMENT, "freed twice")
+            raise AbiError(
+                f"{self.lib.prefix}free: the handle is freed twice (close() on a closed handle)",
+                E_ARGUMENT,
+                "freed twice",
+            )
         self._enter("free")
         try:
             self.lib.call("free", self.h)

@@ -15,8 +15,11 @@ from runtime import abi, runfiles
 from tools.codegen.testing.c_header import declarations, error_codes
 
 # (name in //models/whisper, symbol prefix, part)
-LIBRARIES = [("tiny_encoder", "ckw_tiny_encoder", "encoder"), ("tiny_decoder", "ckw_tiny_decoder", "decoder"),
-             ("frontend", "ckw_whisper_frontend", "frontend")]
+LIBRARIES = [
+    ("tiny_encoder", "ckw_tiny_encoder", "encoder"),
+    ("tiny_decoder", "ckw_tiny_decoder", "decoder"),
+    ("frontend", "ckw_whisper_frontend", "frontend"),
+]
 
 
 def path(target: str, name: str) -> str:
@@ -40,10 +43,15 @@ def test_table_covers_every_function_the_header_declares(library):
     prefix = lib.abi["prefix"]
     decls = declarations(header)
     funcs = [d for d in decls.values() if d.get("kind") != "function_pointer"]
-    assert sorted(lib.functions) == sorted(d["name"][len(prefix) + 1:] for d in funcs)
+    assert sorted(lib.functions) == sorted(d["name"][len(prefix) + 1 :] for d in funcs)
     # The ctypes the header's own C types map to are the ones the library was given.
-    from_header = abi.ctypes_table({"prefix": prefix, "functions": funcs,
-                                    "types": [d for d in decls.values() if d.get("kind") == "function_pointer"]})
+    from_header = abi.ctypes_table(
+        {
+            "prefix": prefix,
+            "functions": funcs,
+            "types": [d for d in decls.values() if d.get("kind") == "function_pointer"],
+        }
+    )
     for name, (argtypes, restype) in from_header.items():
         fn = getattr(lib.lib, f"{prefix}_{name}")
         assert (list(fn.argtypes), fn.restype) == (argtypes, restype), name
@@ -65,8 +73,12 @@ def test_ctypes_mapping(library):
         return getattr(lib.lib, lib.prefix + name)
 
     create = fn("create_with_threads")
-    assert create.argtypes == [abi.ctypes.c_char_p, abi.ctypes.c_char_p, abi.ctypes.c_int,
-                               abi.ctypes.POINTER(abi.ctypes.c_void_p)]
+    assert create.argtypes == [
+        abi.ctypes.c_char_p,
+        abi.ctypes.c_char_p,
+        abi.ctypes.c_int,
+        abi.ctypes.POINTER(abi.ctypes.c_void_p),
+    ]
     assert create.restype is abi.ctypes.c_int
     assert fn("free").restype is None
     assert fn("set_tap").argtypes[1] is abi.TAP_FN

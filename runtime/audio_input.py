@@ -83,11 +83,15 @@ def decode_other(path: str, data: bytes) -> bytes:
         samples, rate = soundfile.read(io.BytesIO(data), dtype="float32", always_2d=True)
     except Exception as e:
         reason = str(e).split(": ", 1)[-1].strip()
-        raise AudioInputError(path, f"a {info.format} file that does not decode to its end ({reason}); it is "
-                                    "truncated or damaged") from e
+        raise AudioInputError(
+            path, f"a {info.format} file that does not decode to its end ({reason}); it is truncated or damaged"
+        ) from e
     if info.format in _EXACT_FRAME_COUNT and 0 < samples.shape[0] < info.frames:
-        raise AudioInputError(path, f"decodes to {samples.shape[0]} of the {info.frames} frames its {info.format} "
-                                    "header declares; the file is truncated")
+        raise AudioInputError(
+            path,
+            f"decodes to {samples.shape[0]} of the {info.frames} frames its {info.format} "
+            "header declares; the file is truncated",
+        )
     if samples.shape[0] == 0:
         raise AudioInputError(path, "decodes to no audio samples")
     return float_wav_bytes(samples, int(rate))

@@ -77,8 +77,9 @@ class WavSource(Source):
         info = np.zeros(3, np.int64)
         problem = None
         try:
-            frontend.call_named("wav_info", wav=self._bytes, n_bytes=self._bytes.size,
-                                wav_info=info.ctypes.data_as(_I64P))
+            frontend.call_named(
+                "wav_info", wav=self._bytes, n_bytes=self._bytes.size, wav_info=info.ctypes.data_as(_I64P)
+            )
         except abi.AbiError as e:
             problem = _kernel_message(e)
         if problem is not None:  # outside the handler: its traceback still references the mapping
@@ -93,8 +94,9 @@ class WavSource(Source):
             y = np.empty(n, np.float32)
             problem = None
             try:
-                self.frontend.call_named("wav_block", wav=self._bytes, n_bytes=self._bytes.size, block_begin=begin,
-                                         n_block=n, wav_samples=y)
+                self.frontend.call_named(
+                    "wav_block", wav=self._bytes, n_bytes=self._bytes.size, block_begin=begin, n_block=n, wav_samples=y
+                )
             except abi.AbiError as e:  # e.g. a NaN sample: the file is corrupt
                 problem = _kernel_message(e)
             if problem is not None:  # outside the handler: its traceback still references the mapping
@@ -138,8 +140,9 @@ class AvSource(Source):
         with self._open() as container:
             if not container.streams.audio:
                 kinds = sorted({s.type for s in container.streams}) or ["nothing"]
-                raise AudioInputError(name, f"no audio stream (the file holds {', '.join(kinds)}); "
-                                      "give a recording with sound")
+                raise AudioInputError(
+                    name, f"no audio stream (the file holds {', '.join(kinds)}); give a recording with sound"
+                )
             stream = container.streams.audio[0]
             self.sample_rate = int(stream.codec_context.sample_rate or stream.rate or 0)
         if self.sample_rate <= 0:
@@ -149,8 +152,9 @@ class AvSource(Source):
         try:
             return self._av.open(self._path if self._path is not None else io.BytesIO(self._data), mode="r")
         except self._av.error.FFmpegError as e:
-            raise AudioInputError(self.name, f"neither WAV nor a format FFmpeg can read ({e.strerror}); "
-                                  "convert it to WAV") from None
+            raise AudioInputError(
+                self.name, f"neither WAV nor a format FFmpeg can read ({e.strerror}); convert it to WAV"
+            ) from None
 
     def blocks(self) -> Iterator[np.ndarray]:
         av = self._av
@@ -161,16 +165,20 @@ class AvSource(Source):
             try:
                 for frame in container.decode(stream):
                     if frame.sample_rate != self.sample_rate:
-                        raise AudioInputError(self.name, f"the sample rate changes from {self.sample_rate} to "
-                                              f"{frame.sample_rate} Hz mid-stream; convert it to WAV first")
+                        raise AudioInputError(
+                            self.name,
+                            f"the sample rate changes from {self.sample_rate} to "
+                            f"{frame.sample_rate} Hz mid-stream; convert it to WAV first",
+                        )
                     pending.append(_mono(frame))
                     held += pending[-1].size
                     if held >= SOURCE_BLOCK_SECONDS * self.sample_rate:
                         yield np.concatenate(pending)
                         pending, held = [], 0
             except av.error.FFmpegError as e:
-                raise AudioInputError(self.name, f"FFmpeg cannot decode the audio ({e.strerror}); "
-                                      "the file is truncated or damaged") from None
+                raise AudioInputError(
+                    self.name, f"FFmpeg cannot decode the audio ({e.strerror}); the file is truncated or damaged"
+                ) from None
         if pending:
             yield np.concatenate(pending)
 
@@ -181,8 +189,9 @@ class ArraySource(Source):
     def __init__(self, samples: np.ndarray, sample_rate: int = SAMPLE_RATE, name: str = "audio array"):
         samples = np.asarray(samples)
         if samples.ndim != 1 or samples.dtype.kind != "f":
-            raise AudioInputError(name, f"expected a 1-D float array of mono samples, got {samples.dtype} "
-                                  f"{list(samples.shape)}")
+            raise AudioInputError(
+                name, f"expected a 1-D float array of mono samples, got {samples.dtype} {list(samples.shape)}"
+            )
         if sample_rate <= 0:
             raise AudioInputError(name, f"sample rate {sample_rate} Hz must be positive")
         self.samples, self.sample_rate, self.name = np.ascontiguousarray(samples, np.float32), int(sample_rate), name
@@ -190,7 +199,7 @@ class ArraySource(Source):
     def blocks(self) -> Iterator[np.ndarray]:
         step = SOURCE_BLOCK_SECONDS * self.sample_rate
         for begin in range(0, self.samples.size, step):
-            yield self.samples[begin:begin + step]
+            yield self.samples[begin : begin + step]
 
 
 Audio = str | os.PathLike | bytes | np.ndarray
@@ -221,8 +230,9 @@ def resample_16k(frontend: abi.Handle, source: Source) -> Iterator[np.ndarray]:
 
     def input_span(n_begin: int) -> tuple[int, int]:
         try:
-            frontend.call_named("resample_span", src_rate=rate, out_begin=n_begin, n_out=1,
-                                input_span=span.ctypes.data_as(_I64P))
+            frontend.call_named(
+                "resample_span", src_rate=rate, out_begin=n_begin, n_out=1, input_span=span.ctypes.data_as(_I64P)
+            )
         except abi.AbiError as e:  # a rate the resampler does not take
             raise AudioInputError(source.name, _kernel_message(e)) from None
         return int(span[0]), int(span[1])
@@ -235,9 +245,18 @@ def resample_16k(frontend: abi.Handle, source: Source) -> Iterator[np.ndarray]:
     def outputs(n_end: int, total: int) -> np.ndarray:
         y = np.empty(n_end - n_next, np.float32)
         try:
-            frontend.call_named("resample_block", samples=buf, n_samples_in=buf.size, samples_begin=buf_begin,
-                                samples_total=total, out_begin=n_next, n_out=y.size, src_rate=rate,
-                                audio_16k=y, audio_16k_capacity=y.size)
+            frontend.call_named(
+                "resample_block",
+                samples=buf,
+                n_samples_in=buf.size,
+                samples_begin=buf_begin,
+                samples_total=total,
+                out_begin=n_next,
+                n_out=y.size,
+                src_rate=rate,
+                audio_16k=y,
+                audio_16k_capacity=y.size,
+            )
         except abi.AbiError as e:
             raise AudioInputError(source.name, _kernel_message(e)) from None
         return y
@@ -252,7 +271,7 @@ def resample_16k(frontend: abi.Handle, source: Source) -> Iterator[np.ndarray]:
             n_next = n_end
         keep = max(0, n_next * rate // SAMPLE_RATE + first)  # no later output reads before this
         if keep > buf_begin:
-            buf = buf[keep - buf_begin:]
+            buf = buf[keep - buf_begin :]
             buf_begin = keep
     n_total = -(-received * SAMPLE_RATE // rate)
     if n_total > n_next:
@@ -306,8 +325,12 @@ class MelStream:
                 t_end = (received - 200) // HOP + 1 if received >= 200 else 0  # frames whose samples are in
             while t_end - t_next >= (1 if done else MEL_BLOCK_FRAMES):
                 n = min(MEL_BLOCK_FRAMES, t_end - t_next)
-                args = {"audio_block": buf, "n_audio": buf.size, "frame_begin": t_next - buf_begin // HOP,
-                        "n_block_frames": n}
+                args = {
+                    "audio_block": buf,
+                    "n_audio": buf.size,
+                    "frame_begin": t_next - buf_begin // HOP,
+                    "n_block_frames": n,
+                }
                 if peak is None:
                     out = np.zeros(1, np.float32)
                     self.frontend.call_named("mel_peak", peak=out, **args)
@@ -319,7 +342,7 @@ class MelStream:
                 t_next += n
                 keep = max(0, (t_next - CONTEXT_FRAMES) * HOP)
                 if keep > buf_begin:
-                    buf = buf[keep - buf_begin:]
+                    buf = buf[keep - buf_begin :]
                     buf_begin = keep
 
     def window(self, start: int, size: int) -> np.ndarray:
@@ -337,7 +360,7 @@ class MelStream:
         for t0, f in self._held:
             lo, hi = max(start, t0), min(stop, t0 + f.shape[1])
             if lo < hi:
-                out[:, lo - start:hi - start] = f[:, lo - t0:hi - t0]
+                out[:, lo - start : hi - start] = f[:, lo - t0 : hi - t0]
         return out
 
     def close(self) -> None:

@@ -38,15 +38,23 @@ def check_stream_equals_whole(frontend, audio, whole_wav: bytes, starts=None):
         starts = starts if starts is not None else range(0, mel.n_frames, 1777)
         for start in starts:
             size = min(3000, mel.n_frames - start)
-            np.testing.assert_array_equal(mel.window(start, size), whole[:, start:start + size],
-                                          err_msg=f"frames {start}..{start + size}")
+            np.testing.assert_array_equal(
+                mel.window(start, size), whole[:, start : start + size], err_msg=f"frames {start}..{start + size}"
+            )
     finally:
         mel.close()
     return mel
 
 
-@pytest.mark.parametrize("name", ["jfk.wav", "formats/OSR_us_000_0034_8k.wav", "formats/stereo_diarization.wav",
-                                  "formats/michaelandsickmichael.wav"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "jfk.wav",
+        "formats/OSR_us_000_0034_8k.wav",
+        "formats/stereo_diarization.wav",
+        "formats/michaelandsickmichael.wav",
+    ],
+)
 def test_wav_files_stream_to_the_whole_file_frames(frontend, name):
     path = clip(name)
     mel = check_stream_equals_whole(frontend, path, load_audio_bytes(path))
@@ -77,19 +85,28 @@ def test_windows_in_any_order_and_from_bytes_and_arrays(frontend):
 
 
 def test_an_empty_recording_is_30_s_of_padding(frontend):
-    mel = audio_stream.MelStream(frontend.handle, audio_stream.open_source(frontend.handle, float_wav_bytes(
-        np.zeros(0, np.float32), 16000)))
+    mel = audio_stream.MelStream(
+        frontend.handle, audio_stream.open_source(frontend.handle, float_wav_bytes(np.zeros(0, np.float32), 16000))
+    )
     assert mel.n_frames == 3000 and mel.duration == 0.0
     assert np.all(mel.window(0, 3000) == -1.5)  # log10(1e-10) on the max - 8 floor, (x + 4) / 4
 
 
-@pytest.mark.parametrize("content,message", [
-    (b"RIFF\x04\x00\x00\x00WAVE", "no 'fmt ' chunk"),
-    ((b"RIFF\x24\x00\x00\x00WAVEfmt \x10\x00\x00\x00\x02\x00\x01\x00\x80\x3e\x00\x00\x00\x7d\x00\x00\x02\x00"
-      b"\x10\x00data\x00\x00\x00\x00"), "format tag is not PCM"),
-    (b"\x00" * 100, "neither WAV nor a format FFmpeg can read"),
-    (b"", "the file is empty"),
-])
+@pytest.mark.parametrize(
+    "content,message",
+    [
+        (b"RIFF\x04\x00\x00\x00WAVE", "no 'fmt ' chunk"),
+        (
+            (
+                b"RIFF\x24\x00\x00\x00WAVEfmt \x10\x00\x00\x00\x02\x00\x01\x00\x80\x3e\x00\x00\x00\x7d\x00\x00\x02\x00"
+                b"\x10\x00data\x00\x00\x00\x00"
+            ),
+            "format tag is not PCM",
+        ),
+        (b"\x00" * 100, "neither WAV nor a format FFmpeg can read"),
+        (b"", "the file is empty"),
+    ],
+)
 def test_bad_files_are_one_line_errors(frontend, tmp_path, content, message):
     path = tmp_path / "bad.wav"
     path.write_bytes(content)
@@ -121,8 +138,14 @@ print(json.dumps({"before_kb": before, "peak_kb": resource.getrusage(resource.RU
 
 def peak_growth_mb(path: str, how: str) -> float:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    proc = subprocess.run([sys.executable, "-c", MEMORY_SCRIPT, runfiles.locate("ckw", FRONTEND), path, how],
-                          env=env, capture_output=True, text=True, timeout=600, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", MEMORY_SCRIPT, runfiles.locate("ckw", FRONTEND), path, how],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
     r = json.loads(proc.stdout.strip().splitlines()[-1])
     return (r["peak_kb"] - r["before_kb"]) / 1024
 
@@ -138,8 +161,10 @@ def test_memory_stays_bounded_on_a_long_file(tmp_path):
             f.write(block)
     stream_mb = peak_growth_mb(str(path), "stream")
     whole_mb = peak_growth_mb(str(path), "whole")
-    print(f"peak RSS growth over a 30-minute 44.1 kHz WAV: stream {stream_mb:.0f} MB, whole file {whole_mb:.0f} MB",
-          file=sys.stderr)
+    print(
+        f"peak RSS growth over a 30-minute 44.1 kHz WAV: stream {stream_mb:.0f} MB, whole file {whole_mb:.0f} MB",
+        file=sys.stderr,
+    )
     assert stream_mb < 64, stream_mb
     assert whole_mb > 5 * stream_mb  # the comparison can fail: it measures what the stream saves
 

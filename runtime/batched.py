@@ -68,22 +68,31 @@ def merge_chunks(speech: np.ndarray, chunks, max_seconds: float = BATCH_CHUNK_SE
     out, current, size, before = [], [], 0, 0
     for start, end in chunks:
         if size + (end - start) > limit and current:
-            out.append(Chunk(speech[before:before + size], before / SAMPLE_RATE, size / SAMPLE_RATE, tuple(current)))
+            out.append(Chunk(speech[before : before + size], before / SAMPLE_RATE, size / SAMPLE_RATE, tuple(current)))
             before += size
             current, size = [], 0
         current.append((start, end))
         size += end - start
     if current:
-        out.append(Chunk(speech[before:before + size], before / SAMPLE_RATE, size / SAMPLE_RATE, tuple(current)))
+        out.append(Chunk(speech[before : before + size], before / SAMPLE_RATE, size / SAMPLE_RATE, tuple(current)))
     return out
 
 
 def chunk_options(opts: TranscribeOptions) -> TranscribeOptions:
     """What each chunk is decoded with: the first temperature, nothing carried, nothing skipped."""
     return dataclasses.replace(
-        opts, batch_size=None, vad_filter=False, vad_parameters=None, temperature=opts.temperatures[0],
-        condition_on_previous_text=False, carry_initial_prompt=False, no_speech_threshold=None,
-        compression_ratio_threshold=None, logprob_threshold=None, clip_timestamps="0")
+        opts,
+        batch_size=None,
+        vad_filter=False,
+        vad_parameters=None,
+        temperature=opts.temperatures[0],
+        condition_on_previous_text=False,
+        carry_initial_prompt=False,
+        no_speech_threshold=None,
+        compression_ratio_threshold=None,
+        logprob_threshold=None,
+        clip_timestamps="0",
+    )
 
 
 class _Runner:
@@ -112,8 +121,16 @@ class _Runner:
 
         try:
             segments, info = recording.transcription(
-                chunk.samples, self.opts, frontend, encode, group, e.tokenizer, e.config,
-                e.model_info(), detect_in_first_window=True)
+                chunk.samples,
+                self.opts,
+                frontend,
+                encode,
+                group,
+                e.tokenizer,
+                e.config,
+                e.model_info(),
+                detect_in_first_window=True,
+            )
             return list(segments), info
         finally:
             with self.lock:
@@ -128,16 +145,20 @@ class _Runner:
                 g.cancel()
 
 
-def transcribe(engine, audio: audio_stream.Audio, opts: TranscribeOptions,
-               on_progress: Callable[[float], None] | None = None,
-               hold: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext
-               ) -> tuple[Iterator[Segment], TranscriptionInfo]:
+def transcribe(
+    engine,
+    audio: audio_stream.Audio,
+    opts: TranscribeOptions,
+    on_progress: Callable[[float], None] | None = None,
+    hold: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext,
+) -> tuple[Iterator[Segment], TranscriptionInfo]:
     """Engine.transcribe with opts.batch_size (module docstring): (segments, info) as there."""
     t0 = time.perf_counter()
     source = audio_stream.open_source(engine.frontend.handle, audio)
     try:
-        speech_source, timeline = recording.speech_only(engine.frontend.handle, source, opts.vad_parameters,
-                                              engine.speech_probabilities)
+        speech_source, timeline = recording.speech_only(
+            engine.frontend.handle, source, opts.vad_parameters, engine.speech_probabilities
+        )
     except abi.AbiError as e:
         raise EngineError(str(e)) from e
     finally:
@@ -160,18 +181,25 @@ def transcribe(engine, audio: audio_stream.Audio, opts: TranscribeOptions,
             probability, probs = first[1].language_probability, first[1].all_language_probs
         else:
             language = "en"
-    info = TranscriptionInfo(language=language, language_probability=probability, all_language_probs=probs,
-                             duration=timeline.duration, options=dataclasses.replace(opts, language=language),
-                             model=engine.model_info(), duration_after_vad=timeline.speech_duration,
-                             speech_chunks=[{"start": s, "end": e} for s, e in timeline.chunks])
+    info = TranscriptionInfo(
+        language=language,
+        language_probability=probability,
+        all_language_probs=probs,
+        duration=timeline.duration,
+        options=dataclasses.replace(opts, language=language),
+        model=engine.model_info(),
+        duration_after_vad=timeline.speech_duration,
+        speech_chunks=[{"start": s, "end": e} for s, e in timeline.chunks],
+    )
 
     def segments() -> Iterator[Segment]:
         texts, windows = [], []
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ckw-batch")
         try:
             with hold():
-                futures = [None if (i == 0 and first is not None) else pool.submit(runner.run, c)
-                           for i, c in enumerate(chunks)]
+                futures = [
+                    None if (i == 0 and first is not None) else pool.submit(runner.run, c) for i, c in enumerate(chunks)
+                ]
                 n = 0
                 for i, (chunk, future) in enumerate(zip(chunks, futures)):
                     done, chunk_info = first if future is None else future.result()
@@ -180,8 +208,9 @@ def transcribe(engine, audio: audio_stream.Audio, opts: TranscribeOptions,
                         start, end, words = _shifted(s, chunk.offset)
                         start, end, words = timeline.segment(start, end, words)
                         texts.append(s.text)
-                        yield dataclasses.replace(s, id=n, seek=int(chunk.offset * 100), start=start, end=end,
-                                                  words=words)
+                        yield dataclasses.replace(
+                            s, id=n, seek=int(chunk.offset * 100), start=start, end=end, words=words
+                        )
                         n += 1
                     if on_progress is not None:
                         on_progress(chunk.duration)
@@ -199,6 +228,7 @@ def transcribe(engine, audio: audio_stream.Audio, opts: TranscribeOptions,
 def _shifted(s: Segment, offset: float):
     """The segment's start, end (rounded to 1 ms, as faster-whisper's) and words on the concatenated
     speech's timeline: the chunk's offset added."""
-    words = None if s.words is None else [{**w, "start": w["start"] + offset, "end": w["end"] + offset}
-                                          for w in s.words]
+    words = (
+        None if s.words is None else [{**w, "start": w["start"] + offset, "end": w["end"] + offset} for w in s.words]
+    )
     return round(offset + s.start, 3), round(offset + s.end, 3), words

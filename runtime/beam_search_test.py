@@ -25,7 +25,6 @@ from runtime.decoding import DecodingOptions, decode
 from runtime.testing.doubles import checkpoint_tokenizer, openai_decode, scripted_decoder_for
 from runtime.tokenizer import WhisperTokenizer
 
-
 tokenizer = checkpoint_tokenizer
 
 
@@ -73,16 +72,24 @@ def history_script(script: Script):
     sample_len=st.integers(1, 30),  # the 224 default costs time, not coverage
     n_text_ctx=st.sampled_from([448, 14]),
 )
-def test_beam_search_equals_openai_decoding_task(variant, seed, beam_size, patience, length_penalty, eot_rate,
-                                                 without_timestamps, sample_len, n_text_ctx):
+def test_beam_search_equals_openai_decoding_task(
+    variant, seed, beam_size, patience, length_penalty, eot_rate, without_timestamps, sample_len, n_text_ctx
+):
     tok = tokenizer(variant)
     if patience is not None and round(beam_size * patience) == 0:
         patience = None
     script = Script(tok, seed, eot_rate)
-    kwargs = {"language": "en", "sample_len": sample_len, "beam_size": beam_size, "patience": patience,
-              "length_penalty": length_penalty, "without_timestamps": without_timestamps}
-    _, ref = openai_decode(tok, OpenAIOptions(temperature=0.0, fp16=False, **kwargs), history_script(script),
-                           n_text_ctx)
+    kwargs = {
+        "language": "en",
+        "sample_len": sample_len,
+        "beam_size": beam_size,
+        "patience": patience,
+        "length_penalty": length_penalty,
+        "without_timestamps": without_timestamps,
+    }
+    _, ref = openai_decode(
+        tok, OpenAIOptions(temperature=0.0, fp16=False, **kwargs), history_script(script), n_text_ctx
+    )
     dec = scripted_decoder_for(tok, history_script(script), n_text_ctx)
     got = decode(dec, tok, np.zeros((1, 1), np.float32), DecodingOptions(**kwargs))
     if ref is None:
@@ -102,8 +109,9 @@ def test_rank_is_openai_maximum_likelihood_ranker():
         for _ in range(50):
             lengths = rng.integers(1, 30, 5)
             candidates = [(list(range(n)), float(-rng.random() * n)) for n in lengths]
-            ref = MaximumLikelihoodRanker(penalty).rank([[torch.tensor(t) for t, _ in candidates]],
-                                                        [[lp for _, lp in candidates]])[0]
+            ref = MaximumLikelihoodRanker(penalty).rank(
+                [[torch.tensor(t) for t, _ in candidates]], [[lp for _, lp in candidates]]
+            )[0]
             assert decoding.rank(candidates, penalty) == ref
 
 
@@ -128,9 +136,13 @@ def test_best_of_samples_side_by_side_and_ranks_like_openai():
     runs = []
     for _ in range(2):
         dec = scripted_decoder_for(tok, script)
-        got = decode(dec, tok, np.zeros((1, 1), np.float32),
-                     DecodingOptions(temperature=0.7, best_of=4, without_timestamps=True, sample_len=30),
-                     np.random.default_rng(5))
+        got = decode(
+            dec,
+            tok,
+            np.zeros((1, 1), np.float32),
+            DecodingOptions(temperature=0.7, best_of=4, without_timestamps=True, sample_len=30),
+            np.random.default_rng(5),
+        )
         assert {len(tokens) for tokens in dec.fed} == {4}
         runs.append((got, [list(h) for h in dec.histories]))
     (a, histories), (b, _) = runs
@@ -166,7 +178,8 @@ def test_top_log_probs_equal_ranking_the_whole_log_softmax_row():
         if case % 5 == 0:  # logits that differ but round to one float32 log-probability
             top = row.max()
             row[rng.choice(np.flatnonzero(np.isfinite(row)), 8, replace=False)] = top - np.float32(1e-6) * rng.integers(
-                0, 4, 8).astype(np.float32)
+                0, 4, 8
+            ).astype(np.float32)
         k = int(rng.integers(1, 9))
         tokens, lps = token_choice.top_log_probs(row, k)
         ref_tokens, ref_lps = _full_row_top(row, k)

@@ -27,13 +27,17 @@ from runtime.errors import EngineError
 class CheckpointFiles:
     """The files of checkpoint directory `directory` of model `variant` at `precision` (fp32: the
     converted checkpoint, a repository; else one derived from it by a build action), opened and
-    checked; `rebuild` says how to replace it (default: its Bazel target). A derived (bf16) manifest passes the same checks: its digest covers dtypes too."""
+    checked; `rebuild` says how to replace it (default: its Bazel target). A derived (bf16)
+    manifest passes the same checks: its digest covers dtypes too."""
 
     def __init__(self, directory: str, variant: str, precision: str = "fp32", rebuild: str | None = None):
         self.error = EngineError
         self.directory = directory
-        self.rebuild = rebuild or (f"rebuild it: ./bazelw sync --only=whisper_{variant}" if precision == "fp32" else
-                                   f"rebuild it: ./bazelw build //models/whisper:{variant}_{precision}_checkpoint")
+        self.rebuild = rebuild or (
+            f"rebuild it: ./bazelw sync --only=whisper_{variant}"
+            if precision == "fp32"
+            else f"rebuild it: ./bazelw build //models/whisper:{variant}_{precision}_checkpoint"
+        )
         self.weights = self._existing("weights.bin")
         self.manifest_path = self._existing("manifest.json")
         self.config = self._json("model_config.json")
@@ -48,11 +52,15 @@ class CheckpointFiles:
         except (TypeError, ValueError, KeyError) as e:
             raise self.error(f"{self.manifest_path}: unreadable tensor list ({e}); {self.rebuild}") from e
         if digest != self.manifest["manifest_sha256"]:
-            raise self.error(f"{self.manifest_path}: its tensor list does not hash to its manifest_sha256 (the manifest "
-                             f"was edited or damaged); {self.rebuild}")
+            raise self.error(
+                f"{self.manifest_path}: its tensor list does not hash to its manifest_sha256 (the manifest "
+                f"was edited or damaged); {self.rebuild}"
+            )
         if layout != self.manifest["layout_sha256"]:
-            raise self.error(f"{self.manifest_path}: its tensor list does not hash to its layout_sha256 (the manifest "
-                             f"was edited or damaged); {self.rebuild}")
+            raise self.error(
+                f"{self.manifest_path}: its tensor list does not hash to its layout_sha256 (the manifest "
+                f"was edited or damaged); {self.rebuild}"
+            )
 
     def _existing(self, name: str) -> str:
         path = os.path.join(self.directory, name)
@@ -92,13 +100,17 @@ class CheckpointFiles:
     def create_refusal(self, e: abi.AbiError, variant: str) -> str:
         """The message for the `variant` libraries' create() refusing this checkpoint (AbiError `e`)."""
         if e.code == abi.E_LAYOUT_MISMATCH:
-            return (f"{self.manifest_path}: a checkpoint of {self.architecture()}, but the {variant} libraries were "
-                    f"built for another layout (another architecture, or tensors stored in other dtypes); give a "
-                    f"checkpoint of {variant}'s architecture (a fine-tune of it runs), or {self.rebuild}")
+            return (
+                f"{self.manifest_path}: a checkpoint of {self.architecture()}, but the {variant} libraries were "
+                f"built for another layout (another architecture, or tensors stored in other dtypes); give a "
+                f"checkpoint of {variant}'s architecture (a fine-tune of it runs), or {self.rebuild}"
+            )
         if e.code == abi.E_WEIGHTS_SIZE:
             size = os.path.getsize(self.weights)
-            return (f"{self.weights}: {size} bytes, but the manifest says {self.manifest['weights_nbytes']} (truncated, "
-                    f"or another checkpoint's weights); {self.rebuild}")
+            return (
+                f"{self.weights}: {size} bytes, but the manifest says {self.manifest['weights_nbytes']} (truncated, "
+                f"or another checkpoint's weights); {self.rebuild}"
+            )
         if e.code == abi.E_WEIGHTS_CORRUPT:
             return f"{self.weights}: {e.reason} (--verify_weights names the tensor); {self.rebuild}"
         if e.code == abi.E_IO:

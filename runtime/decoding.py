@@ -133,10 +133,10 @@ def initial_tokens(tokenizer: WhisperTokenizer, options: DecodingOptions, n_text
         sample_len = options.sample_len or n_text_ctx // 2
         # openai-whisper keeps prefix[-(n_text_ctx // 2 - sample_len):]; with the default
         # sample_len that is prefix[-0:], the whole prefix. Kept as is.
-        tokens = tokens + prefix[-(n_text_ctx // 2 - sample_len):]
+        tokens = tokens + prefix[-(n_text_ctx // 2 - sample_len) :]
     if options.prompt:
         prompt = _token_list(tokenizer, options.prompt)
-        tokens = [tokenizer.sot_prev] + prompt[-(n_text_ctx // 2 - 1):] + tokens
+        tokens = [tokenizer.sot_prev] + prompt[-(n_text_ctx // 2 - 1) :] + tokens
     return tokens
 
 
@@ -185,8 +185,9 @@ def rank(candidates: Sequence[tuple[list[int], float]], length_penalty: float | 
     return int(np.argmax(scores))
 
 
-def detect_language(decoder: TextDecoder, tokenizer: WhisperTokenizer,
-                    memory: np.ndarray) -> tuple[str, dict[str, float]]:
+def detect_language(
+    decoder: TextDecoder, tokenizer: WhisperTokenizer, memory: np.ndarray
+) -> tuple[str, dict[str, float]]:
     """openai-whisper's `detect_language`: the logits after <|startoftranscript|> alone, kept only
     at the language tokens; the argmax and the softmax over the languages."""
     if not tokenizer.is_multilingual or not tokenizer.language_ids:
@@ -210,8 +211,13 @@ def decode(
     if options.language is None:  # openai-whisper detects the language of every such window
         language = detect_language(decoder, tokenizer, memory)[0] if tokenizer.is_multilingual else "en"
         options = dataclasses.replace(options, language=language)
-    group = token_choice.chooser(options, tokenizer.eot, decoder.max_beams, rng,
-                                 getattr(decoder, "top_log_probs", token_choice.top_log_probs_rows))
+    group = token_choice.chooser(
+        options,
+        tokenizer.eot,
+        decoder.max_beams,
+        rng,
+        getattr(decoder, "top_log_probs", token_choice.top_log_probs_rows),
+    )
     n_ctx = decoder.n_text_ctx
     prefix = initial_tokens(tokenizer, options, n_ctx)
     sample_len = options.sample_len or n_ctx // 2

@@ -8,7 +8,6 @@ without timestamp rules may pick, `sample_len`, the text-context limit). openai-
 No neural network runs here: the real model is in tests/e2e/greedy_openai_test.py.
 """
 
-
 import numpy as np
 import pytest
 from hypothesis import event, given, settings
@@ -18,7 +17,6 @@ from whisper.decoding import DecodingOptions as OpenAIOptions
 from runtime.decoding import DecodingOptions, greedy_decode, initial_tokens
 from runtime.testing.doubles import checkpoint_tokenizer, openai_decode, scripted_decoder_for, step_script
 from runtime.tokenizer import WhisperTokenizer
-
 
 tokenizer = checkpoint_tokenizer
 
@@ -60,8 +58,15 @@ class Script:
 def run_both(variant, seed, eot_rate, tie_rate, language, task, sample_len, suppress_blank, n_text_ctx):
     tok = tokenizer(variant)
     script = step_script(Script(tok, seed, eot_rate, tie_rate))
-    ref_options = OpenAIOptions(task=task, language=language, temperature=0.0, sample_len=sample_len,
-                                suppress_blank=suppress_blank, without_timestamps=True, fp16=False)
+    ref_options = OpenAIOptions(
+        task=task,
+        language=language,
+        temperature=0.0,
+        sample_len=sample_len,
+        suppress_blank=suppress_blank,
+        without_timestamps=True,
+        fp16=False,
+    )
     task_, ref = openai_decode(tok, ref_options, script, n_text_ctx)
     options = DecodingOptions(language=language, task=task, sample_len=sample_len, suppress_blank=suppress_blank)
     dec = scripted_decoder_for(tok, script, n_text_ctx)
@@ -97,8 +102,9 @@ def assert_same(tok, task_, ref, dec, got):
     suppress_blank=st.booleans(),
     n_text_ctx=st.sampled_from([448, 12, 6]),
 )
-def test_greedy_decode_equals_openai_decoding_task(variant, seed, eot_rate, tie_rate, language_task, sample_len,
-                                                    suppress_blank, n_text_ctx):
+def test_greedy_decode_equals_openai_decoding_task(
+    variant, seed, eot_rate, tie_rate, language_task, sample_len, suppress_blank, n_text_ctx
+):
     language, task = language_task
     if variant == "tiny":
         language, task = "en", "transcribe"
@@ -106,8 +112,9 @@ def test_greedy_decode_equals_openai_decoding_task(variant, seed, eot_rate, tie_
         sample_len = 40  # reach the context limit
     if sample_len is None and eot_rate == 0.0:
         eot_rate = 0.03  # the default 224-token limit is test_sample_len_and_context_limits_stop_without_eot's
-    tok, task_, ref, dec, got = run_both(variant, seed, eot_rate, tie_rate, language, task, sample_len,
-                                         suppress_blank, n_text_ctx)
+    tok, task_, ref, dec, got = run_both(
+        variant, seed, eot_rate, tie_rate, language, task, sample_len, suppress_blank, n_text_ctx
+    )
     assert_same(tok, task_, ref, dec, got)
     event("stopped at end of text" if got.ended_with_eot else "stopped at a length limit")
     event(f"sampled {min(len(got.tokens) // 10 * 10, 100)}+ tokens")
@@ -116,11 +123,13 @@ def test_greedy_decode_equals_openai_decoding_task(variant, seed, eot_rate, tie_
 
 def scripted(tok, rows):
     """A decoder whose logits after `history` are zeros but for rows(history): {token: logit}."""
+
     def next_logits(prompt, history):
         logits = np.zeros(tok.n_vocab, np.float32)
         for token, value in rows(history).items():
             logits[token] = value
         return logits
+
     return scripted_decoder_for(tok, next_logits)
 
 

@@ -23,11 +23,11 @@ import numpy as np
 
 from models.whisper.checkpoint import packed
 from runtime import abi, audio_stream, batched, checkpoint_check, libraries, recording, runfiles
-from runtime.errors import AudioError, EngineError  # callers import them from here too
 from runtime.decoding import DecodingOptions, greedy_decode, prompt_rows
-from runtime.tokenizer import WhisperTokenizer
+from runtime.errors import AudioError, EngineError  # callers import them from here too
 from runtime.options import PRECISIONS, TranscribeOptions, options_from
 from runtime.paged_decoder import PagedDecoder
+from runtime.tokenizer import WhisperTokenizer
 from runtime.transcription import Segment, TranscriptionInfo, collect
 
 N_FRAMES = 3000  # one 30 s window of log-mel frames
@@ -40,13 +40,14 @@ def check_isa_cap() -> None:
     """EngineError for a CKW_ISA the kernels would silently ignore."""
     value = os.environ.get("CKW_ISA", "")
     if value and value not in ISA_CAPS:
-        raise EngineError(f"CKW_ISA={value!r} in the environment: use one of {', '.join(ISA_CAPS)}, or unset it "
-                          "for the best path this CPU has")
+        raise EngineError(
+            f"CKW_ISA={value!r} in the environment: use one of {', '.join(ISA_CAPS)}, or unset it "
+            "for the best path this CPU has"
+        )
 
 
 # The variants whose checkpoints the build packs (@whisper_<variant>) -> the model each one is.
 BUILT_IN = {variant: model for model, variant in packed.BUILT_IN.items()}
-
 
 
 def _build_name(variant: str, precision: str) -> str:
@@ -132,8 +133,15 @@ class Decoder:
         """A new sequence from position 0: the logits of prompt positions `rows` (int32, each in
         [0, ids.size)) into `logits`, the cross-attention logits into `cross_qk` unless None."""
         self.handle("reset")
-        self.handle.call_named("prefill", tokens=ids, n_tokens=ids.size, logit_rows=rows, n_logit_rows=rows.size,
-                               cross_qk=cross_qk, prompt_logits=logits)
+        self.handle.call_named(
+            "prefill",
+            tokens=ids,
+            n_tokens=ids.size,
+            logit_rows=rows,
+            n_logit_rows=rows.size,
+            cross_qk=cross_qk,
+            prompt_logits=logits,
+        )
 
     def decode(self, token: int) -> np.ndarray:
         return self.decode_batch([token])[0]
@@ -144,9 +152,12 @@ class Decoder:
         t0 = time.perf_counter()
         ids = np.asarray(tokens, dtype=np.int32)
         if not 1 <= ids.size <= self.max_beams:
-            raise abi.AbiError(f"decode_batch: {ids.size} sequences; this decoder runs 1 to {self.max_beams} at once "
-                               "(max_beams, fixed when the library was built)", abi.E_ARGUMENT)
-        out = self._steps[:ids.size]
+            raise abi.AbiError(
+                f"decode_batch: {ids.size} sequences; this decoder runs 1 to {self.max_beams} at once "
+                "(max_beams, fixed when the library was built)",
+                abi.E_ARGUMENT,
+            )
+        out = self._steps[: ids.size]
         self.handle("decode", ids, ids.size, out)
         self.calls["decode"] += time.perf_counter() - t0
         return out
@@ -157,8 +168,9 @@ class Decoder:
         t0 = time.perf_counter()
         ids = np.asarray(tokens, dtype=np.int32)
         logits = np.empty((ids.size, self.n_vocab), np.float32)
-        qk = np.empty((self.lib.dim("n_layers"), self.lib.dim("n_heads"), ids.size, self.lib.dim("n_audio")),
-                      np.float32)
+        qk = np.empty(
+            (self.lib.dim("n_layers"), self.lib.dim("n_heads"), ids.size, self.lib.dim("n_audio")), np.float32
+        )
         self._run_prefill(ids, np.arange(ids.size, dtype=np.int32), qk, logits)
         self.calls["prefill"] += time.perf_counter() - t0
         return logits, qk
@@ -205,10 +217,20 @@ class Engine:
     the encoder's and decoder's worker threads, the caller's included (None: CKW_NUM_THREADS, else
     the CPUs this process may use). checkpoint: its directory, or its files already opened."""
 
-    def __init__(self, variant: str, frontend: str, encoder: str, decoder: str, decoder_paged: str,
-                 checkpoint: "str | checkpoint_check.CheckpointFiles",
-                 verify_weights: bool = False, threads: int | None = None, precision: str = "fp32",
-                 rebuild: str | None = None, model: str | None = None):
+    def __init__(
+        self,
+        variant: str,
+        frontend: str,
+        encoder: str,
+        decoder: str,
+        decoder_paged: str,
+        checkpoint: "str | checkpoint_check.CheckpointFiles",
+        verify_weights: bool = False,
+        threads: int | None = None,
+        precision: str = "fp32",
+        rebuild: str | None = None,
+        model: str | None = None,
+    ):
         if threads is not None and threads < 1:
             raise EngineError(f"threads={threads}: give at least 1 (or None for every CPU)")
         check_isa_cap()
@@ -244,8 +266,9 @@ class Engine:
             # What transcribe runs: one request here, many through runtime/streams.py. A request
             # holds as many sequences as the single-request decoder (`decoder`) builds beams for.
             self._decoder_lib = abi.Library.for_model(decoder, symbols, "decoder")
-            self.paged = PagedDecoder(decoder_paged, symbols, ckpt.weights, threads,
-                                      max_beams=self._decoder_lib.dim("max_beams"))
+            self.paged = PagedDecoder(
+                decoder_paged, symbols, ckpt.weights, threads, max_beams=self._decoder_lib.dim("max_beams")
+            )
             self.handles.append(self.paged.handle)
             self._threads, self._symbols = threads, symbols
         except abi.AbiError as e:
@@ -253,38 +276,70 @@ class Engine:
             raise EngineError(ckpt.create_refusal(e, variant)) from e
 
     @classmethod
-    def from_runfiles(cls, variant: str, precision: str = "fp32", verify_weights: bool = False,
-                      threads: int | None = None) -> "Engine":
+    def from_runfiles(
+        cls, variant: str, precision: str = "fp32", verify_weights: bool = False, threads: int | None = None
+    ) -> "Engine":
         """The libraries and checkpoint of `variant` (tiny, base) at `precision` (fp32, bf16) from
         the runfiles (//runtime:engine_data_<variant>[_bf16] in the target's data)."""
         if variant not in BUILT_IN:
             raise EngineError(f"unknown model {variant!r}; use tiny or base")
         name = _build_name(variant, precision)
-        lib = lambda stem: runfiles.locate("ckw", f"models/whisper/libckw_{stem}.so")  # noqa: E731
+
+        def lib(stem):
+            return runfiles.locate("ckw", f"models/whisper/libckw_{stem}.so")
+
         try:
             if precision == "fp32":
                 weights = runfiles.locate(f"whisper_{variant}", "weights.bin")
             else:
                 weights = runfiles.locate("ckw", f"models/whisper/{name}_checkpoint/weights.bin")
-            paths = (lib("whisper_frontend"), lib(f"{name}_encoder"), lib(f"{name}_decoder"),
-                     lib(f"{name}_decoder_paged"))
+            paths = (
+                lib("whisper_frontend"),
+                lib(f"{name}_encoder"),
+                lib(f"{name}_decoder"),
+                lib(f"{name}_decoder_paged"),
+            )
         except FileNotFoundError as e:  # a target without //runtime:engine_data_<variant>[_<precision>]
             raise EngineError(f"{variant} {precision}: {e}") from e
-        return cls(variant, *paths, weights.rsplit("/", 1)[0], verify_weights=verify_weights, threads=threads,
-                   precision=precision, model=BUILT_IN[variant])
+        return cls(
+            variant,
+            *paths,
+            weights.rsplit("/", 1)[0],
+            verify_weights=verify_weights,
+            threads=threads,
+            precision=precision,
+            model=BUILT_IN[variant],
+        )
 
     @classmethod
-    def from_checkpoint(cls, checkpoint_dir: str, verify_weights: bool = False, threads: int | None = None,
-                        rebuild: str | None = None, model: str | None = None) -> "Engine":
+    def from_checkpoint(
+        cls,
+        checkpoint_dir: str,
+        verify_weights: bool = False,
+        threads: int | None = None,
+        rebuild: str | None = None,
+        model: str | None = None,
+    ) -> "Engine":
         """A packed checkpoint directory of any architecture this build has libraries for (a
         fine-tune, one converted from the Hub or a local directory: models/whisper/checkpoint/
         store.py finds and packs them), run on the libraries of its layout (runtime/libraries.py).
         `rebuild`: how to replace the directory, for messages; `model`: its name, for results."""
-        files = checkpoint_check.CheckpointFiles(checkpoint_dir, "", rebuild=rebuild or
-                                                 f"delete {checkpoint_dir} and convert the checkpoint again")
+        files = checkpoint_check.CheckpointFiles(
+            checkpoint_dir, "", rebuild=rebuild or f"delete {checkpoint_dir} and convert the checkpoint again"
+        )
         libs = libraries.for_checkpoint(files.manifest, files.manifest_path)
-        return cls(libs.variant, libs.frontend, libs.encoder, libs.decoder, libs.decoder_paged, files,
-                   verify_weights=verify_weights, threads=threads, precision=libs.precision, model=model)
+        return cls(
+            libs.variant,
+            libs.frontend,
+            libs.encoder,
+            libs.decoder,
+            libs.decoder_paged,
+            files,
+            verify_weights=verify_weights,
+            threads=threads,
+            precision=libs.precision,
+            model=model,
+        )
 
     @functools.cached_property
     def decoder(self) -> Decoder:
@@ -381,7 +436,10 @@ class Engine:
         finally:
             self._close_request()
         t3 = time.perf_counter()
-        ms = lambda s: round(1000.0 * s, 2)  # noqa: E731
+
+        def ms(s):
+            return round(1000.0 * s, 2)
+
         return {
             "text": result.text,
             "tokens": result.tokens,
@@ -417,8 +475,9 @@ class Engine:
         return opts
 
     @_one_call_at_a_time
-    def transcribe(self, audio: audio_stream.Audio, *, on_progress: Callable[[float], None] | None = None,
-                   **options) -> tuple[Iterator[Segment], TranscriptionInfo]:
+    def transcribe(
+        self, audio: audio_stream.Audio, *, on_progress: Callable[[float], None] | None = None, **options
+    ) -> tuple[Iterator[Segment], TranscriptionInfo]:
         """The whole recording with openai-whisper's transcribe() semantics.
 
         audio: a file path (WAV, or any container FFmpeg reads: m4a, mp4, webm, opus, aac, flac,
@@ -438,21 +497,35 @@ class Engine:
         opts = self.check_options(**options)
         if opts.batch_size is not None:  # faster-whisper's BatchedInferencePipeline (runtime/batched.py)
             self._close_request()
-            return batched.transcribe(self, audio, opts, on_progress,
-                                      hold=lambda: _in_use(self, "Engine.transcribe segments"))
+            return batched.transcribe(
+                self, audio, opts, on_progress, hold=lambda: _in_use(self, "Engine.transcribe segments")
+            )
         group = self._open_request()
         try:
-            return recording.transcription(audio, opts, self.frontend.handle, self.encoder.run, group, self.tokenizer,
-                                 self.config, self.model_info(), on_progress,
-                                 hold=lambda: self._request_held("Engine.transcribe segments"),
-                                 speech_probabilities=self.speech_probabilities)
+            return recording.transcription(
+                audio,
+                opts,
+                self.frontend.handle,
+                self.encoder.run,
+                group,
+                self.tokenizer,
+                self.config,
+                self.model_info(),
+                on_progress,
+                hold=lambda: self._request_held("Engine.transcribe segments"),
+                speech_probabilities=self.speech_probabilities,
+            )
         except BaseException:
             self._close_request()
             raise
 
     @_one_call_at_a_time
-    def transcribe_long(self, audio: audio_stream.Audio, options: TranscribeOptions | None = None,
-                        on_segment: Callable[[dict], None] | None = None) -> dict:
+    def transcribe_long(
+        self,
+        audio: audio_stream.Audio,
+        options: TranscribeOptions | None = None,
+        on_segment: Callable[[dict], None] | None = None,
+    ) -> dict:
         """`transcribe` consumed at once: openai-whisper's result dictionary (`text`, `segments`,
         `language`) plus `tokens` (every text token of the segments), `windows`, `model`,
         `timings_ms`."""

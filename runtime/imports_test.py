@@ -10,8 +10,12 @@ import pytest
 RUNTIME = pathlib.Path(__file__).absolute().parent  # the runfiles copy: data = glob(["*.py"])
 # What the runtime may import of the checkpoint package: the packed format, its errors, the
 # tokenizer restore and the non-speech tokens, not the converters (which pull in safetensors, CTranslate2 readers, ...).
-CHECKPOINT_FORMAT = {"models.whisper.checkpoint.errors", "models.whisper.checkpoint.packed",
-                     "models.whisper.checkpoint.tokenizer_merges", "models.whisper.checkpoint.non_speech"}
+CHECKPOINT_FORMAT = {
+    "models.whisper.checkpoint.errors",
+    "models.whisper.checkpoint.packed",
+    "models.whisper.checkpoint.tokenizer_merges",
+    "models.whisper.checkpoint.non_speech",
+}
 
 
 def imported_modules(path: pathlib.Path) -> set[str]:
@@ -42,7 +46,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
         path.append(node)
         for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == 1:
-                return path[path.index(nxt):] + [nxt]
+                return path[path.index(nxt) :] + [nxt]
             if nxt not in state and (cycle := visit(nxt)):
                 return cycle
         path.pop()

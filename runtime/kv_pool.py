@@ -30,8 +30,10 @@ class OutOfBlocks(RuntimeError):
     wait for sequences to finish, or preempt some, and try again."""
 
     def __init__(self, needed: int, free: int):
-        super().__init__(f"the K/V block pool cannot supply this append: it needs {needed} free blocks "
-                         f"and has {free}; nothing was changed (wait for sequences to finish or preempt some)")
+        super().__init__(
+            f"the K/V block pool cannot supply this append: it needs {needed} free blocks "
+            f"and has {free}; nothing was changed (wait for sequences to finish or preempt some)"
+        )
         self.needed = needed
         self.free = free
 
@@ -40,8 +42,10 @@ class OutOfEntries(RuntimeError):
     """Every cross-K/V entry is in use."""
 
     def __init__(self, max_entries: int):
-        super().__init__(f"all {max_entries} cross-K/V entries are in use; release one (finish or "
-                         f"cancel a request) before starting another")
+        super().__init__(
+            f"all {max_entries} cross-K/V entries are in use; release one (finish or "
+            f"cancel a request) before starting another"
+        )
         self.max_entries = max_entries
 
 
@@ -100,7 +104,7 @@ class Seq:
         """The block table row the C call reads: int32 [seq_blocks], unused slots 0."""
         self._pool._check_seqs([self])
         row = np.zeros(self._pool.seq_blocks, np.int32)
-        row[:len(self._blocks)] = self._blocks
+        row[: len(self._blocks)] = self._blocks
         return row
 
     def __repr__(self) -> str:
@@ -142,9 +146,11 @@ class BlockPool:
         _positive(n=n)
         for s in seqs:
             if s._length + n > self.capacity:
-                raise ValueError(f"a sequence of {s._length} rows cannot take {n} more: the context holds "
-                                 f"{self.capacity} rows ({self.seq_blocks} blocks of {self.block_rows}); "
-                                 f"nothing was changed")
+                raise ValueError(
+                    f"a sequence of {s._length} rows cannot take {n} more: the context holds "
+                    f"{self.capacity} rows ({self.seq_blocks} blocks of {self.block_rows}); "
+                    f"nothing was changed"
+                )
         # Plan before changing anything. A shared partial last block gets a fresh block and a copy,
         # except for the last of its holders in this call: once the others have left, it writes in
         # place (the copies run before the writes, so they still see the old rows).
@@ -183,8 +189,10 @@ class BlockPool:
         if pending is None:
             raise ValueError("commit_append without prepare_append")
         if n != pending[1] or len(seqs) != len(pending[0]) or any(a is not b for a, b in zip(seqs, pending[0])):
-            raise ValueError(f"commit_append({len(seqs)} sequences, {n} rows) does not match the prepared "
-                             f"append ({len(pending[0])} sequences, {pending[1]} rows)")
+            raise ValueError(
+                f"commit_append({len(seqs)} sequences, {n} rows) does not match the prepared "
+                f"append ({len(pending[0])} sequences, {pending[1]} rows)"
+            )
         for s in seqs:
             s._length += n
         self._pending = None
@@ -208,7 +216,7 @@ class BlockPool:
         pos = np.array([s._length for s in seqs], np.int32)
         table = np.zeros((len(seqs), self.seq_blocks), np.int32)
         for row, s in zip(table, seqs):
-            row[:len(s._blocks)] = s._blocks
+            row[: len(s._blocks)] = s._blocks
         return pos, table
 
     def reorder(self, seqs: list[Seq], source) -> list[Seq]:

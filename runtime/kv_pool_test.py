@@ -38,8 +38,13 @@ def snapshot(pool: BlockPool, seqs) -> tuple:
 
 
 class PoolMachine(RuleBasedStateMachine):
-    @initialize(n_blocks=st.integers(1, 16), block_rows=st.integers(1, 4), seq_blocks=st.integers(1, 6),
-                prompt=st.integers(0, 7), beams=st.integers(0, 4))
+    @initialize(
+        n_blocks=st.integers(1, 16),
+        block_rows=st.integers(1, 4),
+        seq_blocks=st.integers(1, 6),
+        prompt=st.integers(0, 7),
+        beams=st.integers(0, 4),
+    )
     def make_pool(self, n_blocks, block_rows, seq_blocks, prompt, beams):
         self.pool = BlockPool(n_blocks, block_rows, seq_blocks)
         self.rows = np.full((n_blocks, block_rows), -1, np.int64)  # the simulated K/V pool: one value a row
@@ -88,8 +93,9 @@ class PoolMachine(RuleBasedStateMachine):
         # Beam search: every beam takes a row, then the best ones go on (and share their blocks).
         beams = self.pick(data)
         if self.append_rows(beams, 1, "commit"):
-            self.reorder_seqs(beams, data.draw(st.lists(st.integers(0, len(beams) - 1), min_size=1,
-                                                        max_size=len(beams))))
+            self.reorder_seqs(
+                beams, data.draw(st.lists(st.integers(0, len(beams) - 1), min_size=1, max_size=len(beams)))
+            )
 
     def reorder_seqs(self, seqs, source):
         new = self.pool.reorder(seqs, source)
@@ -182,7 +188,7 @@ class PoolMachine(RuleBasedStateMachine):
         R = self.pool.block_rows
         for b, s in enumerate(seqs):
             assert np.array_equal(table[b], s.table_row())
-            assert not table[b, len(s.blocks):].any()  # unused slots padded with 0
+            assert not table[b, len(s.blocks) :].any()  # unused slots padded with 0
             j = np.arange(pos[b])
             assert self.rows[table[b, j // R], j % R].tolist() == self.model[s], f"{s!r} wrote {self.model[s]}"
 
@@ -201,8 +207,9 @@ class PoolMachine(RuleBasedStateMachine):
         assert s.blocks == list(range(k))
 
 
-PoolMachine.TestCase.settings = settings(max_examples=300, stateful_step_count=50, deadline=None, database=None,
-                                         derandomize=True)
+PoolMachine.TestCase.settings = settings(
+    max_examples=300, stateful_step_count=50, deadline=None, database=None, derandomize=True
+)
 TestPoolMachine = PoolMachine.TestCase
 
 
@@ -263,8 +270,11 @@ def test_the_context_capacity_is_refused_before_anything_changes():
     a, b = pool.new_seq(), pool.new_seq()
     pool.prepare_append([a], 7)
     pool.commit_append([a], 7)
-    with pytest.raises(ValueError, match=r"a sequence of 7 rows cannot take 2 more: the context holds 8 rows "
-                                         r"\(2 blocks of 4\); nothing was changed"):
+    with pytest.raises(
+        ValueError,
+        match=r"a sequence of 7 rows cannot take 2 more: the context holds 8 rows "
+        r"\(2 blocks of 4\); nothing was changed",
+    ):
         pool.prepare_append([b, a], 2)
     assert b.blocks == [] and a.length == 7 and pool.n_free == 6
 
@@ -287,8 +297,11 @@ def test_misuse_is_refused_with_a_clear_message():
     assert a.live and pool.n_free == 8
 
     pool.prepare_append([a], 1)
-    with pytest.raises(ValueError, match=r"commit_append\(1 sequences, 2 rows\) does not match the prepared "
-                                         r"append \(1 sequences, 1 rows\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"commit_append\(1 sequences, 2 rows\) does not match the prepared "
+        r"append \(1 sequences, 1 rows\)",
+    ):
         pool.commit_append([a], 2)
     for call in (lambda: pool.prepare_append([a], 1), a.fork, a.free, lambda: pool.reorder([a], [0])):
         with pytest.raises(ValueError, match="while an append is in flight: call commit_append or abort_append"):

@@ -57,22 +57,27 @@ def for_checkpoint(manifest: dict, manifest_path: str, index: dict | None = None
     if entry is None:
         built = ", ".join(sorted({describe(e) for e in index.values()}))
         dtypes = "/".join(sorted({t["dtype"] for t in manifest.get("tensors", [])}))
-        raise EngineError(f"{manifest_path}: a checkpoint of {len(manifest.get('tensors', []))} tensors in {dtypes} "
-                          f"that no library of this build was generated for (this build has: {built}); give a "
-                          f"checkpoint of one of those architectures, or add its model to models/whisper/whisper.bzl "
-                          f"MODELS and rebuild")
+        raise EngineError(
+            f"{manifest_path}: a checkpoint of {len(manifest.get('tensors', []))} tensors in {dtypes} "
+            f"that no library of this build was generated for (this build has: {built}); give a "
+            f"checkpoint of one of those architectures, or add its model to models/whisper/whisper.bzl "
+            f"MODELS and rebuild"
+        )
     paths = {}
     for part in ("frontend", "encoder", "decoder", "decoder_paged"):
         try:
             paths[part] = runfiles.locate("ckw", entry[part])
         except FileNotFoundError:
             target = entry[part].replace("models/whisper/", "//models/whisper:")
-            raise EngineError(f"{manifest_path}: a checkpoint of {describe(entry)}, whose libraries are not part of "
-                              f"this program ({target} missing); run it with //tools:transcribe_all, which carries "
-                              f"every model's libraries (or add //models/whisper:libraries_all to your target's "
-                              f"data)") from None
-    return Libraries(name=entry["name"], variant=entry["variant"], model=entry["model"],
-                     precision=entry["precision"], **paths)
+            raise EngineError(
+                f"{manifest_path}: a checkpoint of {describe(entry)}, whose libraries are not part of "
+                f"this program ({target} missing); run it with //tools:transcribe_all, which carries "
+                f"every model's libraries (or add //models/whisper:libraries_all to your target's "
+                f"data)"
+            ) from None
+    return Libraries(
+        name=entry["name"], variant=entry["variant"], model=entry["model"], precision=entry["precision"], **paths
+    )
 
 
 def models_at(precision: str, index: dict | None = None) -> list[str]:
@@ -92,8 +97,11 @@ def check_precision(checkpoint_dir: str, precision: str, index: dict | None = No
     except (OSError, ValueError) as e:
         raise EngineError(f"{manifest_path}: not a packed checkpoint's manifest ({e})") from None
     entry = index.get(manifest.get("layout_sha256", ""))
-    if entry is None or not any(e["variant"] == entry["variant"] and e["precision"] == precision
-                                for e in index.values()):
+    if entry is None or not any(
+        e["variant"] == entry["variant"] and e["precision"] == precision for e in index.values()
+    ):
         what = describe(entry) if entry else "an architecture without libraries"
-        raise EngineError(f"{checkpoint_dir}: {what}; this build has {precision} libraries for "
-                          f"{', '.join(models_at(precision, index))} (and their fine-tunes) only; use fp32")
+        raise EngineError(
+            f"{checkpoint_dir}: {what}; this build has {precision} libraries for "
+            f"{', '.join(models_at(precision, index))} (and their fine-tunes) only; use fp32"
+        )

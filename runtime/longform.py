@@ -73,7 +73,7 @@ class MelArray:
         self.mel, self.n_frames = mel, mel.shape[1]
 
     def window(self, start: int, size: int) -> np.ndarray:
-        return self.mel[:, start:start + size]
+        return self.mel[:, start : start + size]
 
 
 class EncodedWindows:
@@ -96,8 +96,9 @@ class EncodedWindows:
         return self._memory
 
 
-def detect_language(windows: EncodedWindows, decoder: TextDecoder, tokenizer: WhisperTokenizer,
-                    first_window: bool = False):
+def detect_language(
+    windows: EncodedWindows, decoder: TextDecoder, tokenizer: WhisperTokenizer, first_window: bool = False
+):
     """openai-whisper's choice on the first 30 s of the padded log-mel (never zero-padded):
     (language code, probability of every language). first_window: on the first decoded window
     instead, zero-padded past the content (faster-whisper's batched chunks), so the encoder runs
@@ -130,8 +131,15 @@ def transcribe(
     `windows`: one entry per decoded window: seek, frames, skipped (as silence), and attempts
     (temperature, tokens, avg_logprob, compression_ratio, no_speech_prob of every decode).
     """
-    segments = iter_segments(EncodedWindows(mel, encode), decoder, tokenizer, options,
-                             n_audio_ctx=n_audio_ctx, decode_fn=decode_fn, alignment_heads=alignment_heads)
+    segments = iter_segments(
+        EncodedWindows(mel, encode),
+        decoder,
+        tokenizer,
+        options,
+        n_audio_ctx=n_audio_ctx,
+        decode_fn=decode_fn,
+        alignment_heads=alignment_heads,
+    )
     while True:
         try:
             segment = next(segments)
@@ -172,9 +180,13 @@ def iter_segments(
             language = "en"
 
     base = DecodingOptions(
-        language=language, task=options.task, sample_len=options.sample_len,
-        suppress_blank=options.suppress_blank, without_timestamps=options.without_timestamps,
-        max_initial_timestamp=options.max_initial_timestamp, suppress_tokens=options.suppress_tokens,
+        language=language,
+        task=options.task,
+        sample_len=options.sample_len,
+        suppress_blank=options.suppress_blank,
+        without_timestamps=options.without_timestamps,
+        max_initial_timestamp=options.max_initial_timestamp,
+        suppress_tokens=options.suppress_tokens,
         length_penalty=options.length_penalty,
     )
 
@@ -183,21 +195,38 @@ def iter_segments(
         result = None
         for t in temperatures:
             # As openai-whisper: beams at temperature 0, best_of samples above.
-            opts = dataclasses.replace(base, temperature=float(t), prompt=list(prompt),
-                                       best_of=options.best_of if t > 0 else None,
-                                       beam_size=options.beam_size if t == 0 else None,
-                                       patience=options.patience if t == 0 else None)
+            opts = dataclasses.replace(
+                base,
+                temperature=float(t),
+                prompt=list(prompt),
+                best_of=options.best_of if t > 0 else None,
+                beam_size=options.beam_size if t == 0 else None,
+                patience=options.patience if t == 0 else None,
+            )
             result = decode_fn(decoder, tokenizer, memory, opts, rng)
-            attempts.append({"temperature": float(t), "tokens": list(result.tokens), "avg_logprob": result.avg_logprob,
-                             "compression_ratio": result.compression_ratio, "no_speech_prob": result.no_speech_prob})
+            attempts.append(
+                {
+                    "temperature": float(t),
+                    "tokens": list(result.tokens),
+                    "avg_logprob": result.avg_logprob,
+                    "compression_ratio": result.compression_ratio,
+                    "no_speech_prob": result.no_speech_prob,
+                }
+            )
             needs_fallback = False
-            if options.compression_ratio_threshold is not None and \
-                    result.compression_ratio > options.compression_ratio_threshold:
+            if (
+                options.compression_ratio_threshold is not None
+                and result.compression_ratio > options.compression_ratio_threshold
+            ):
                 needs_fallback = True  # too repetitive
             if options.logprob_threshold is not None and result.avg_logprob < options.logprob_threshold:
                 needs_fallback = True  # too unlikely
-            if options.no_speech_threshold is not None and result.no_speech_prob > options.no_speech_threshold \
-                    and options.logprob_threshold is not None and result.avg_logprob < options.logprob_threshold:
+            if (
+                options.no_speech_threshold is not None
+                and result.no_speech_prob > options.no_speech_threshold
+                and options.logprob_threshold is not None
+                and result.avg_logprob < options.logprob_threshold
+            ):
                 needs_fallback = False  # silence
             if not needs_fallback:
                 break
@@ -288,8 +317,9 @@ def iter_segments(
                 piece = tokens[last_slice:current_slice]
                 start_pos = piece[0] - tokenizer.timestamp_begin
                 end_pos = piece[-1] - tokenizer.timestamp_begin
-                current.append(new_segment(time_offset + start_pos * time_precision,
-                                           time_offset + end_pos * time_precision, piece))
+                current.append(
+                    new_segment(time_offset + start_pos * time_precision, time_offset + end_pos * time_precision, piece)
+                )
                 last_slice = current_slice
             if single_timestamp_ending:
                 seek += segment_size  # no speech after the last timestamp
@@ -307,9 +337,18 @@ def iter_segments(
 
         if options.word_timestamps:
             word_timing.add_word_timestamps(
-                current, decoder, tokenizer, memory_for(window_seek, segment_size), segment_size, alignment_heads,
-                language, options.task, last_speech_timestamp, options.prepend_punctuations,
-                options.append_punctuations)
+                current,
+                decoder,
+                tokenizer,
+                memory_for(window_seek, segment_size),
+                segment_size,
+                alignment_heads,
+                language,
+                options.task,
+                last_speech_timestamp,
+                options.prepend_punctuations,
+                options.append_punctuations,
+            )
             last_word_end = word_timing.last_word_end(current)
             if not single_timestamp_ending and last_word_end is not None and last_word_end > time_offset:
                 seek = round(last_word_end * FRAMES_PER_SECOND)  # the next window starts after the last word
@@ -332,7 +371,7 @@ def iter_segments(
             prompt_reset_since = len(all_tokens)  # no prompt after a high-temperature window
 
     return {
-        "text": tokenizer.decode(all_tokens[len(initial_prompt_tokens):]),
+        "text": tokenizer.decode(all_tokens[len(initial_prompt_tokens) :]),
         "segments": all_segments,
         "language": language,
         "windows": windows,

@@ -79,15 +79,20 @@ def histories(draw, tok: WhisperTokenizer):
 
 
 @settings(max_examples=300, deadline=None, database=None, derandomize=True)
-@given(data=st.data(), variant=st.sampled_from(VARIANTS), seed=st.integers(0, 2**32 - 1),
-       max_initial=st.sampled_from([None, 0, 1.0, 0.5, 30.0]), ts_offset=st.floats(-12.0, 6.0))
+@given(
+    data=st.data(),
+    variant=st.sampled_from(VARIANTS),
+    seed=st.integers(0, 2**32 - 1),
+    max_initial=st.sampled_from([None, 0, 1.0, 0.5, 30.0]),
+    ts_offset=st.floats(-12.0, 6.0),
+)
 def test_timestamp_rules_equal_openai(data, variant, seed, max_initial, ts_offset):
     tok = tokenizer(variant)
     sampled = data.draw(histories(tok))
     rng = np.random.default_rng(seed)
     logits = (rng.standard_normal(tok.n_vocab) * 3).astype(np.float32)
     # Shift the timestamps so that "all timestamps together beat the best other token" goes both ways.
-    logits[tok.timestamp_begin:] += np.float32(ts_offset)
+    logits[tok.timestamp_begin :] += np.float32(ts_offset)
     if rng.random() < 0.3:
         logits[rng.integers(0, tok.n_vocab, 20)] = -np.inf  # already suppressed tokens
     index = max_initial_timestamp_index(max_initial)
@@ -97,12 +102,11 @@ def test_timestamp_rules_equal_openai(data, variant, seed, max_initial, ts_offse
     TimestampRules.for_tokenizer(tok, index).apply(ours, sampled)
 
     theirs = torch.from_numpy(logits.copy())[None]
-    ApplyTimestampRules(openai_tokenizer(variant), len(prompt), index).apply(
-        theirs, torch.tensor([prompt + sampled]))
+    ApplyTimestampRules(openai_tokenizer(variant), len(prompt), index).apply(theirs, torch.tensor([prompt + sampled]))
     theirs = theirs[0].numpy()
     np.testing.assert_array_equal(np.isneginf(ours), np.isneginf(theirs))
     np.testing.assert_array_equal(ours, theirs)
-    forced = np.isneginf(ours[: tok.timestamp_begin]).all() and not np.isneginf(ours[tok.timestamp_begin:]).all()
+    forced = np.isneginf(ours[: tok.timestamp_begin]).all() and not np.isneginf(ours[tok.timestamp_begin :]).all()
     event("timestamp forced" if forced else "text allowed")
 
 
@@ -156,22 +160,32 @@ def openai_window(tok: WhisperTokenizer, script: Script, options: OpenAIOptions)
 
 
 @settings(max_examples=80, deadline=None, database=None, derandomize=True)
-@given(variant=st.sampled_from(VARIANTS), seed=st.integers(0, 2**32 - 1),
-       eot_rate=st.sampled_from([0.02, 0.1, 0.3]), ts_rate=st.sampled_from([0.2, 0.5, 0.9]),
-       prompt=st.sampled_from([None, "", "Sonnets by Shakespeare.", "long" * 300]),
-       prefix=st.sampled_from([None, "From fairest"]),
-       without_timestamps=st.sampled_from([False, False, True]),
-       max_initial=st.sampled_from([1.0, None, 0.3]),
-       language=st.sampled_from(["en", "de"]))
-def test_decode_with_timestamps_equals_openai_decoding_task(variant, seed, eot_rate, ts_rate, prompt, prefix,
-                                                            without_timestamps, max_initial, language):
+@given(
+    variant=st.sampled_from(VARIANTS),
+    seed=st.integers(0, 2**32 - 1),
+    eot_rate=st.sampled_from([0.02, 0.1, 0.3]),
+    ts_rate=st.sampled_from([0.2, 0.5, 0.9]),
+    prompt=st.sampled_from([None, "", "Sonnets by Shakespeare.", "long" * 300]),
+    prefix=st.sampled_from([None, "From fairest"]),
+    without_timestamps=st.sampled_from([False, False, True]),
+    max_initial=st.sampled_from([1.0, None, 0.3]),
+    language=st.sampled_from(["en", "de"]),
+)
+def test_decode_with_timestamps_equals_openai_decoding_task(
+    variant, seed, eot_rate, ts_rate, prompt, prefix, without_timestamps, max_initial, language
+):
     tok = tokenizer(variant)
     if not tok.is_multilingual:
         language = "en"
     script = Script(tok, seed, eot_rate, ts_rate)
     prompt_tokens = tok.encode(" " + prompt.strip()) if prompt else prompt  # openai: tokens or text
-    kwargs = dict(language=language, without_timestamps=without_timestamps, max_initial_timestamp=max_initial,
-                  prompt=prompt_tokens, prefix=prefix)
+    kwargs = dict(
+        language=language,
+        without_timestamps=without_timestamps,
+        max_initial_timestamp=max_initial,
+        prompt=prompt_tokens,
+        prefix=prefix,
+    )
     task, ref = openai_window(tok, script, OpenAIOptions(temperature=0.0, fp16=False, **kwargs))
     dec = scripted(tok, script)
     got = decoding.decode(dec, tok, np.zeros(1), DecodingOptions(**kwargs))
@@ -244,8 +258,9 @@ def test_sampled_decode_is_reproducible_and_best_of_is_one_group():
     dec = scripted(tok, script)
     best = decoding.decode(dec, tok, np.zeros(1), dataclasses.replace(options, best_of=5), np.random.default_rng(3))
     assert len(dec.prefills) == 1 and {len(t) for t in dec.fed} == {5}  # one prompt run, five rows a step
-    again = decoding.decode(scripted(tok, script), tok, np.zeros(1), dataclasses.replace(options, best_of=5),
-                            np.random.default_rng(3))
+    again = decoding.decode(
+        scripted(tok, script), tok, np.zeros(1), dataclasses.replace(options, best_of=5), np.random.default_rng(3)
+    )
     assert again.tokens == best.tokens and again.sum_logprob == best.sum_logprob
     with pytest.raises(ValueError, match="best_of"):
         DecodingOptions(best_of=2)
@@ -268,7 +283,10 @@ class WindowScript:
 
     def tokens(self, rng) -> List[int]:
         tb = self.tok.timestamp_begin
-        text = lambda: [self.words[i] for i in rng.integers(0, len(self.words), int(rng.integers(1, 6)))]  # noqa: E731
+
+        def text():
+            return [self.words[i] for i in rng.integers(0, len(self.words), int(rng.integers(1, 6)))]
+
         shape = rng.choice(["pairs", "pairs", "pairs", "none", "lone", "empty", "repeat", "zero"])
         if shape == "none":
             return text()
@@ -306,8 +324,14 @@ class WindowScript:
         silent = rng.random() < self.silence_rate
         no_speech = float(rng.uniform(0.61, 0.99) if silent else rng.uniform(0.0, 0.59))
         text = self.tok.decode(tokens).strip()
-        return dict(tokens=tokens, text=text, avg_logprob=avg_logprob, no_speech_prob=no_speech,
-                    temperature=temperature, compression_ratio=decoding.compression_ratio(text))
+        return dict(
+            tokens=tokens,
+            text=text,
+            avg_logprob=avg_logprob,
+            no_speech_prob=no_speech,
+            temperature=temperature,
+            compression_ratio=decoding.compression_ratio(text),
+        )
 
     def language_logits(self, window: np.ndarray) -> np.ndarray:
         rng = np.random.default_rng([self.seed, int.from_bytes(window_key(window)[:8], "little")])
@@ -380,8 +404,20 @@ def scripted_decode_fn(script: WindowScript, calls: list):
     clip=st.sampled_from([(0.0,), (0.1, 0.5, 0.7), (0.3,), (), (0.0, 0.2, 0.6, 0.9), (1.2,)]),
     detect=st.booleans(),
 )
-def test_transcribe_loop_equals_openai_transcribe(variant, seed, seconds, fail_rate, silence_rate, temperature,
-                                                  thresholds, condition, initial_prompt, carry, clip, detect):
+def test_transcribe_loop_equals_openai_transcribe(
+    variant,
+    seed,
+    seconds,
+    fail_rate,
+    silence_rate,
+    temperature,
+    thresholds,
+    condition,
+    initial_prompt,
+    carry,
+    clip,
+    detect,
+):
     tok = tokenizer(variant)
     script = WindowScript(tok, seed, fail_rate, silence_rate)
     rng = np.random.default_rng(seed)
@@ -391,18 +427,30 @@ def test_transcribe_loop_equals_openai_transcribe(variant, seed, seconds, fail_r
     # ends after the audio; see test_a_clip_past_the_end_of_the_audio_ends_there).
     clip = ",".join(f"{f * seconds:.2f}" for f in clip)
     language = None if detect else "en"
-    kwargs = dict(temperature=temperature, compression_ratio_threshold=compression, logprob_threshold=logprob,
-                  no_speech_threshold=no_speech, condition_on_previous_text=condition,
-                  initial_prompt=initial_prompt, carry_initial_prompt=carry, clip_timestamps=clip)
+    kwargs = dict(
+        temperature=temperature,
+        compression_ratio_threshold=compression,
+        logprob_threshold=logprob,
+        no_speech_threshold=no_speech,
+        condition_on_previous_text=condition,
+        initial_prompt=initial_prompt,
+        carry_initial_prompt=carry,
+        clip_timestamps=clip,
+    )
 
     model = StubModel(tok, script)
     ref = whisper.transcribe(model, audio, verbose=None, fp16=False, language=language, **kwargs)
 
     mel = whisper.log_mel_spectrogram(torch.from_numpy(audio), 80, padding=whisper.audio.N_SAMPLES).numpy()
     calls = []
-    got = longform.transcribe(mel, lambda window: window, StubDecoder(tok, script), tok,
-                              TranscribeOptions(language=language, **kwargs),
-                              decode_fn=scripted_decode_fn(script, calls))
+    got = longform.transcribe(
+        mel,
+        lambda window: window,
+        StubDecoder(tok, script),
+        tok,
+        TranscribeOptions(language=language, **kwargs),
+        decode_fn=scripted_decode_fn(script, calls),
+    )
 
     assert calls == model.calls  # the same windows, temperatures and prompts, in order
     assert got["language"] == ref["language"]
@@ -422,9 +470,14 @@ def test_a_clip_past_the_end_of_the_audio_ends_there():
     script = WindowScript(tok, 88413125, 0.3, 0.3)
     mel = np.random.default_rng(1).standard_normal((80, 2950 + 3000)).astype(np.float32)
     calls = []
-    got = longform.transcribe(mel, lambda window: window, StubDecoder(tok, script), tok,
-                              TranscribeOptions(language="en", clip_timestamps="3.5,40,61"),
-                              decode_fn=scripted_decode_fn(script, calls))
+    got = longform.transcribe(
+        mel,
+        lambda window: window,
+        StubDecoder(tok, script),
+        tok,
+        TranscribeOptions(language="en", clip_timestamps="3.5,40,61"),
+        decode_fn=scripted_decode_fn(script, calls),
+    )
     assert got["windows"] and all(350 <= w["seek"] < 2950 for w in got["windows"])
 
 
@@ -433,8 +486,13 @@ def test_transcribe_rejects_a_mel_without_padding():
     with pytest.raises(ValueError, match="padding"):
         longform.transcribe(np.zeros((80, 100), np.float32), lambda w: w, StubDecoder(tok, None), tok)
     with pytest.raises(ValueError, match="clip_timestamps"):
-        longform.transcribe(np.zeros((80, 3100), np.float32), lambda w: w, StubDecoder(tok, None), tok,
-                            TranscribeOptions(clip_timestamps="1,x"))
+        longform.transcribe(
+            np.zeros((80, 3100), np.float32),
+            lambda w: w,
+            StubDecoder(tok, None),
+            tok,
+            TranscribeOptions(clip_timestamps="1,x"),
+        )
 
 
 def test_temperature_schedule_equals_openai_cli():
@@ -470,7 +528,8 @@ def test_format_timestamp_equals_openai():
     for seconds in (0.0, 0.0004, 0.0005, 59.9995, 3599.9996, 3725.4449, 7.6000000000000005):
         for hours in (False, True):
             for marker in (".", ","):
-                assert subtitles.format_timestamp(seconds, hours, marker) == \
-                    whisper.utils.format_timestamp(seconds, hours, marker)
+                assert subtitles.format_timestamp(seconds, hours, marker) == whisper.utils.format_timestamp(
+                    seconds, hours, marker
+                )
     with pytest.raises(ValueError, match="negative"):
         subtitles.format_timestamp(-1.0)

@@ -14,15 +14,21 @@ from typing import Optional, Union
 from runtime.errors import OptionError  # noqa: F401 (callers import it from here)
 from runtime.speech_timestamps import VadOptions, vad_options
 
-
 DEFAULT_TEMPERATURES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
 FRAMES_PER_SECOND = 100  # log-mel frames (10 ms each)
 TASKS = ("transcribe", "translate")
 BATCH_CHUNK_SECONDS = 30  # batch_size: faster-whisper's chunk_length, the longest chunk
 
 
-def _number(name: str, value, low: float | None = None, high: float | None = None, *, integer: bool = False,
-            allow_none: bool = True):
+def _number(
+    name: str,
+    value,
+    low: float | None = None,
+    high: float | None = None,
+    *,
+    integer: bool = False,
+    allow_none: bool = True,
+):
     """`value` checked to be a number (an int with `integer`) in [low, high]; None when allowed."""
     if value is None:
         if allow_none:
@@ -58,8 +64,10 @@ def parse_clip_timestamps(clip_timestamps: Union[str, Sequence[float]], content_
         try:
             clip_timestamps = [float(t) for t in clip_timestamps.split(",")] if clip_timestamps else []
         except ValueError:
-            raise OptionError("clip_timestamps", f"={clip_timestamps!r} is not a comma-separated list of seconds "
-                              "(start,end,start,end,...)") from None
+            raise OptionError(
+                "clip_timestamps",
+                f"={clip_timestamps!r} is not a comma-separated list of seconds (start,end,start,end,...)",
+            ) from None
     if any(t < 0 for t in clip_timestamps):
         raise OptionError("clip_timestamps", f"={list(clip_timestamps)} has a negative time; give seconds from 0")
     points = [round(t * FRAMES_PER_SECOND) for t in clip_timestamps]
@@ -132,14 +140,19 @@ class TranscribeOptions:
         if self.task not in TASKS:
             raise OptionError("task", f"={self.task!r} is not one of {', '.join(TASKS)}")
         if self.language is not None and (not isinstance(self.language, str) or not self.language.strip()):
-            raise OptionError("language", f"={self.language!r} is not a language code; give one (en, de, ...) or "
-                              "None to detect it")
+            raise OptionError(
+                "language", f"={self.language!r} is not a language code; give one (en, de, ...) or None to detect it"
+            )
         if not self.temperatures:
             raise OptionError("temperature", "=() is an empty schedule; give at least one temperature (0 = greedy)")
         for t in self.temperatures:
             check_search(t, self.best_of, self.beam_size, self.patience, self.length_penalty)
-        for name in ("compression_ratio_threshold", "logprob_threshold", "no_speech_threshold",
-                     "max_initial_timestamp"):
+        for name in (
+            "compression_ratio_threshold",
+            "logprob_threshold",
+            "no_speech_threshold",
+            "max_initial_timestamp",
+        ):
             _number(name, getattr(self, name))
         _number("sample_len", self.sample_len, 1, integer=True)
         _number("seed", self.seed, integer=True, allow_none=False)
@@ -160,8 +173,11 @@ class TranscribeOptions:
         if not isinstance(self.vad_filter, bool):
             raise OptionError("vad_filter", f"={self.vad_filter!r} is not True or False")
         if parse_clip_timestamps(self.clip_timestamps, 1) != [(0, 1)]:
-            raise OptionError("batch_size", f"={self.batch_size} with clip_timestamps={self.clip_timestamps!r}: "
-                              "batched transcription decodes the VAD's speech chunks; use one or the other")
+            raise OptionError(
+                "batch_size",
+                f"={self.batch_size} with clip_timestamps={self.clip_timestamps!r}: "
+                "batched transcription decodes the VAD's speech chunks; use one or the other",
+            )
         params = self.vad_parameters
         if params is None:
             params = VadOptions(max_speech_duration_s=BATCH_CHUNK_SECONDS, min_silence_duration_ms=160)
@@ -174,14 +190,19 @@ class TranscribeOptions:
             raise OptionError("vad_filter", f"={self.vad_filter!r} is not True or False")
         if not self.vad_filter:
             if self.vad_parameters is not None:
-                raise OptionError("vad_parameters", " is given without vad_filter=True; turn the filter on, or "
-                                  "leave vad_parameters out")
+                raise OptionError(
+                    "vad_parameters",
+                    " is given without vad_filter=True; turn the filter on, or leave vad_parameters out",
+                )
             return
         object.__setattr__(self, "vad_parameters", vad_options(self.vad_parameters))
         if parse_clip_timestamps(self.clip_timestamps, 1) != [(0, 1)]:
-            raise OptionError("vad_filter", f"=True with clip_timestamps={self.clip_timestamps!r}: the VAD filter "
-                              "chooses the parts of the whole recording (faster-whisper ignores it when "
-                              "clip_timestamps is given); use one or the other")
+            raise OptionError(
+                "vad_filter",
+                f"=True with clip_timestamps={self.clip_timestamps!r}: the VAD filter "
+                "chooses the parts of the whole recording (faster-whisper ignores it when "
+                "clip_timestamps is given); use one or the other",
+            )
 
     @property
     def temperatures(self) -> tuple[float, ...]:
@@ -205,8 +226,11 @@ def group_size(n: int, limit: int, what: str) -> int:
     """n sequences decoded side by side, checked against the decoder's `limit` (max_beams)."""
     _number(what, n, 1, integer=True, allow_none=False)
     if n > limit:
-        raise OptionError(what, f"={n} is more than the {limit} sequences this decoder runs side by side "
-                          "(max_beams, fixed when the library was built); lower it")
+        raise OptionError(
+            what,
+            f"={n} is more than the {limit} sequences this decoder runs side by side "
+            "(max_beams, fixed when the library was built); lower it",
+        )
     return n
 
 

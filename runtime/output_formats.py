@@ -23,12 +23,16 @@ def render(result: dict, output_format: str, **layout) -> str:
     elif output_format == "vtt":
         lines = ["WEBVTT\n\n"] + [f"{a} --> {b}\n{t}\n\n" for a, b, t in subtitles.cues(result, False, ".", **layout)]
     elif output_format == "srt":
-        lines = [f"{i}\n{a} --> {b}\n{t}\n\n"
-                 for i, (a, b, t) in enumerate(subtitles.cues(result, True, ",", **layout), start=1)]
+        lines = [
+            f"{i}\n{a} --> {b}\n{t}\n\n"
+            for i, (a, b, t) in enumerate(subtitles.cues(result, True, ",", **layout), start=1)
+        ]
     elif output_format == "tsv":
         lines = ["start\tend\ttext\n"]
-        lines += [f"{round(1000 * s['start'])}\t{round(1000 * s['end'])}\t{s['text'].strip().replace(chr(9), ' ')}\n"
-                  for s in result["segments"]]
+        lines += [
+            f"{round(1000 * s['start'])}\t{round(1000 * s['end'])}\t{s['text'].strip().replace(chr(9), ' ')}\n"
+            for s in result["segments"]
+        ]
     elif output_format == "json":
         return json.dumps(result, ensure_ascii=False, indent=2) + "\n"
     else:

@@ -91,8 +91,12 @@ class PagedDecoder:
         scores = np.ascontiguousarray(scores, dtype=np.float32)
         n = scores.shape[0]
         tokens, logprobs = np.empty((n, k), np.int32), np.empty((n, k), np.float32)
-        self._call(lambda: self.handle.call_named("rank", scores=scores, n_seqs=n, n_top=k, top_tokens=tokens,
-                                                  top_logprobs=logprobs), group)
+        self._call(
+            lambda: self.handle.call_named(
+                "rank", scores=scores, n_seqs=n, n_top=k, top_tokens=tokens, top_logprobs=logprobs
+            ),
+            group,
+        )
         return tokens, logprobs
 
     # -- calls on the handle: one at a time, steps between them --------------------------------
@@ -176,8 +180,15 @@ class PagedDecoder:
             entries = np.array([[it[0].entry] for it in batch for _ in it[0].seqs], np.int32)
             tokens = np.concatenate([it[1] for it in batch]).astype(np.int32)
             logits = np.empty((len(seqs), self.n_vocab), np.float32)
-            self.handle.call_named("decode", seq_pos=pos, tokens=tokens, block_table=table, seq_entry=entries,
-                                   n_seqs=len(seqs), logits=logits)
+            self.handle.call_named(
+                "decode",
+                seq_pos=pos,
+                tokens=tokens,
+                block_table=table,
+                seq_entry=entries,
+                n_seqs=len(seqs),
+                logits=logits,
+            )
         except BaseException as e:
             self.pool.abort_append()
             for it in batch:
@@ -188,7 +199,7 @@ class PagedDecoder:
         row = 0
         for it in batch:
             n = len(it[0].seqs)
-            it[2] = logits[row:row + n]
+            it[2] = logits[row : row + n]
             row += n
 
 
@@ -235,6 +246,7 @@ class SequenceGroup:
             for s in self.seqs:
                 s.free()
             self.seqs = []
+
         self.paged._call(free)  # between steps: the pool is the steps' too
 
     def set_encoder_memory(self, memory: np.ndarray) -> None:
@@ -271,15 +283,25 @@ class SequenceGroup:
                 if self._memory is not None:
                     paged.handle("set_encoder_memory", self.entry, self._memory)
                 pos, table = paged.pool.tables(self.seqs)
-                paged.handle.call_named("prefill", seq_pos=int(pos[0]), tokens=ids, n_tokens=ids.size,
-                                        block_table=table, seq_entry=self.entry, logit_rows=rows,
-                                        n_logit_rows=rows.size, cross_qk=qk, prompt_logits=logits)
+                paged.handle.call_named(
+                    "prefill",
+                    seq_pos=int(pos[0]),
+                    tokens=ids,
+                    n_tokens=ids.size,
+                    block_table=table,
+                    seq_entry=self.entry,
+                    logit_rows=rows,
+                    n_logit_rows=rows.size,
+                    cross_qk=qk,
+                    prompt_logits=logits,
+                )
             except BaseException:
                 paged.pool.abort_append()
                 raise
             paged.pool.commit_append(self.seqs, ids.size)
             if self._memory is not None:
                 self._projected, self._memory = self._memory, None
+
         paged._call(run, self)
         self.calls["prefill"] += time.perf_counter() - t0
 

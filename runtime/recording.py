@@ -30,9 +30,12 @@ def _closed_on_error(resource):
         raise
 
 
-def speech_only(frontend: abi.Handle, source: audio_stream.Source, options: speech_timestamps.VadOptions,
-                speech_probabilities: Callable[[np.ndarray], np.ndarray]
-                ) -> tuple[audio_stream.Source, speech_timestamps.SpeechTimeline]:
+def speech_only(
+    frontend: abi.Handle,
+    source: audio_stream.Source,
+    options: speech_timestamps.VadOptions,
+    speech_probabilities: Callable[[np.ndarray], np.ndarray],
+) -> tuple[audio_stream.Source, speech_timestamps.SpeechTimeline]:
     """faster-whisper's vad_filter: the whole recording decoded to 16 kHz samples in memory (as
     faster-whisper decodes it), Silero VAD's chunks (runtime/speech_timestamps.py), and their
     samples concatenated as the source to transcribe, with the timeline back to the recording."""
@@ -43,13 +46,20 @@ def speech_only(frontend: abi.Handle, source: audio_stream.Source, options: spee
     return audio_stream.ArraySource(speech, name=source.name), timeline
 
 
-def transcription(audio: audio_stream.Audio, opts: TranscribeOptions, frontend: abi.Handle,
-                  encoder: Callable[[np.ndarray], np.ndarray], decoder, tokenizer: WhisperTokenizer, config: Dict,
-                  model: Dict, on_progress: Callable[[float], None] | None = None,
-                  hold: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext,
-                  speech_probabilities: Callable[[np.ndarray], np.ndarray] | None = None,
-                  detect_in_first_window: bool = False
-                  ) -> tuple[Iterator[Segment], TranscriptionInfo]:
+def transcription(
+    audio: audio_stream.Audio,
+    opts: TranscribeOptions,
+    frontend: abi.Handle,
+    encoder: Callable[[np.ndarray], np.ndarray],
+    decoder,
+    tokenizer: WhisperTokenizer,
+    config: Dict,
+    model: Dict,
+    on_progress: Callable[[float], None] | None = None,
+    hold: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext,
+    speech_probabilities: Callable[[np.ndarray], np.ndarray] | None = None,
+    detect_in_first_window: bool = False,
+) -> tuple[Iterator[Segment], TranscriptionInfo]:
     """Engine.transcribe's body over given parts, so one recording runs the same code on an
     engine's own handles or as one of many requests (runtime/streams.py): a frontend handle,
     `encoder` (a 30 s mel window -> memory), a decoder (decoding.TextDecoder with `align` and
@@ -90,8 +100,14 @@ def transcription(audio: audio_stream.Audio, opts: TranscribeOptions, frontend: 
             probability = probs[language]
         language = language or "en"
     opts = dataclasses.replace(opts, language=language)
-    info = TranscriptionInfo(language=language, language_probability=probability, all_language_probs=probs,
-                             duration=mel.duration, options=opts, model=model)
+    info = TranscriptionInfo(
+        language=language,
+        language_probability=probability,
+        all_language_probs=probs,
+        duration=mel.duration,
+        options=opts,
+        model=model,
+    )
     if timeline is not None:  # the recording's duration; the speech's after the filter
         info.duration, info.duration_after_vad = timeline.duration, mel.duration
         info.speech_chunks = [{"start": s, "end": e} for s, e in timeline.chunks]
@@ -102,9 +118,14 @@ def transcription(audio: audio_stream.Audio, opts: TranscribeOptions, frontend: 
         try:
             with hold():
                 run = longform.iter_segments(
-                    windows, decoder, tokenizer, opts, n_audio_ctx=config.get("n_audio_ctx", 1500),
+                    windows,
+                    decoder,
+                    tokenizer,
+                    opts,
+                    n_audio_ctx=config.get("n_audio_ctx", 1500),
                     on_progress=(lambda frames: on_progress(frames * seconds_per_frame)) if on_progress else None,
-                    alignment_heads=config.get("alignment_heads") or ())
+                    alignment_heads=config.get("alignment_heads") or (),
+                )
                 while True:
                     try:
                         segment = next(run)

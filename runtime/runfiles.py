@@ -37,8 +37,10 @@ def locate(repository: str, path: str) -> str:
     """Absolute path of `path` in `repository` (`ckw` for this one, else e.g. `whisper_tiny`)."""
     full = os.path.join(runfiles_root(), repository, path)
     if not os.path.exists(full) and installed_package():
-        raise FileNotFoundError(f"{repository}//{path} is not part of the installed ckw package ({full}): the wheel "
-                                "carries no weights and only the libraries of //models/whisper:libraries")
+        raise FileNotFoundError(
+            f"{repository}//{path} is not part of the installed ckw package ({full}): the wheel "
+            "carries no weights and only the libraries of //models/whisper:libraries"
+        )
     if not os.path.exists(full):
         raise FileNotFoundError(f"{repository}//{path} is not in the runfiles ({full}); add it to the target's data")
     return full

@@ -103,8 +103,9 @@ def n_windows(n_samples: int) -> int:
     return n_samples // WINDOW_SAMPLES + 1
 
 
-def speech_timestamps(probs, n_samples: int, options: VadOptions = VadOptions(),
-                      sample_rate: int = SAMPLE_RATE) -> list[dict]:
+def speech_timestamps(
+    probs, n_samples: int, options: VadOptions = VadOptions(), sample_rate: int = SAMPLE_RATE
+) -> list[dict]:
     """Speech chunks [{"start": sample, "end": sample}, ...] (ascending, end exclusive) of a
     recording of `n_samples` samples, from its per-window speech probabilities (`n_windows` of
     them, window i covering samples 512 i .. 512 i + 511): faster-whisper's get_speech_timestamps
@@ -114,8 +115,10 @@ def speech_timestamps(probs, n_samples: int, options: VadOptions = VadOptions(),
 
     p = np.asarray(probs).reshape(-1)
     if p.size != n_windows(n_samples):
-        raise ValueError(f"{p.size} probabilities for {n_samples} samples; expected {n_windows(n_samples)} "
-                         f"(one per {WINDOW_SAMPLES}-sample window, the last one padded)")
+        raise ValueError(
+            f"{p.size} probabilities for {n_samples} samples; expected {n_windows(n_samples)} "
+            f"(one per {WINDOW_SAMPLES}-sample window, the last one padded)"
+        )
     speech = p >= options.threshold  # array against a Python float: the same rounding as per element
     silence = p < options.silence_threshold
 

@@ -40,16 +40,29 @@ OPTION_SETS = {
     "max_speech 5 s": {"max_speech_duration_s": 5.0},
     "max_speech 2 s, pad 100 ms": {"max_speech_duration_s": 2.0, "speech_pad_ms": 100},
     "min_speech 1.5 s, min_silence 300 ms": {"min_speech_duration_ms": 1500, "min_silence_duration_ms": 300},
-    "threshold 0.6, neg_threshold 0.2, min_silence 100 ms": {"threshold": 0.6, "neg_threshold": 0.2,
-                                                             "min_silence_duration_ms": 100},
-    "neg_threshold 0.45, no pad, no min_silence": {"neg_threshold": 0.45, "speech_pad_ms": 0,
-                                                   "min_silence_duration_ms": 0},
-    "threshold 0.9, max_speech 1 s, min_speech 250 ms": {"threshold": 0.9, "max_speech_duration_s": 1.0,
-                                                         "min_speech_duration_ms": 250},
+    "threshold 0.6, neg_threshold 0.2, min_silence 100 ms": {
+        "threshold": 0.6,
+        "neg_threshold": 0.2,
+        "min_silence_duration_ms": 100,
+    },
+    "neg_threshold 0.45, no pad, no min_silence": {
+        "neg_threshold": 0.45,
+        "speech_pad_ms": 0,
+        "min_silence_duration_ms": 0,
+    },
+    "threshold 0.9, max_speech 1 s, min_speech 250 ms": {
+        "threshold": 0.9,
+        "max_speech_duration_s": 1.0,
+        "min_speech_duration_ms": 250,
+    },
 }
 # The gaps recording: clips of the shared speech (16 kHz) between silences and noise.
-GAP_CLIPS = ("jfk.wav", "librispeech/1089-134686-0000.flac", "librispeech/2830-3980-0043.wav",
-             "librispeech/4507-16021-0012.wav")
+GAP_CLIPS = (
+    "jfk.wav",
+    "librispeech/1089-134686-0000.flac",
+    "librispeech/2830-3980-0043.wav",
+    "librispeech/4507-16021-0012.wav",
+)
 
 
 def shared(path: str) -> str:
@@ -60,8 +73,9 @@ def recording_names() -> list[str]:
     root = os.path.dirname(shared("jfk.wav"))
     names = ["jfk.wav"]
     for folder in ("librispeech", "long", "formats", "multilingual"):
-        names += sorted(os.path.relpath(p, root) for p in glob.glob(os.path.join(root, folder, "*"))
-                        if p.endswith(AUDIO))
+        names += sorted(
+            os.path.relpath(p, root) for p in glob.glob(os.path.join(root, folder, "*")) if p.endswith(AUDIO)
+        )
     return names + ["speech with gaps"]
 
 
@@ -143,8 +157,10 @@ def test_the_gaps_recording_keeps_the_speech_and_drops_the_silences_and_noise(fr
     chunks = st.speech_timestamps(probs, audio.size)
     pad = 0.4
     for c in chunks:  # every chunk is speech (with its padding), none is a gap's noise alone
-        assert any(s - pad - 0.04 <= c["start"] / 16000 and c["end"] / 16000 <= e + pad + 0.04
-                   for s, e in speech_gaps.merged(rec.speech, 2.0)), c
+        assert any(
+            s - pad - 0.04 <= c["start"] / 16000 and c["end"] / 16000 <= e + pad + 0.04
+            for s, e in speech_gaps.merged(rec.speech, 2.0)
+        ), c
     for s, e in rec.speech:  # and every clip is kept (but for the clips' own silence at their edges)
         assert any(c["start"] / 16000 <= s + 0.5 and e - 0.5 <= c["end"] / 16000 for c in chunks), (s, e)
     assert sum(c["end"] - c["start"] for c in chunks) < 0.7 * audio.size
@@ -158,8 +174,7 @@ def random_probabilities(rng: np.random.Generator, n: int) -> np.ndarray:
     i = 0
     while i < n:
         length = int(rng.choice([1, 2, 3, 5, 10, 40, 120, 400]))
-        out[i:i + length] = rng.choice(levels, size=min(length, n - i)) if rng.random() < 0.3 else \
-            rng.choice(levels)
+        out[i : i + length] = rng.choice(levels, size=min(length, n - i)) if rng.random() < 0.3 else rng.choice(levels)
         i += length
     return out
 
@@ -214,7 +229,7 @@ def test_collected_speech_equals_faster_whispers(frontend):
         assert np.array_equal(speech, np.concatenate(pieces)) and speech.dtype == np.float32
         assert timeline.speech_duration == speech.size / 16000 == metadata[0]["duration"]
         for (start, end), offset in zip(timeline.chunks, timeline.offsets):
-            assert np.array_equal(speech[offset:offset + end - start], audio[start:end])
+            assert np.array_equal(speech[offset : offset + end - start], audio[start:end])
         assert timeline.duration == audio.size / 16000
     speech, timeline = st.collect_speech(audio, [])
     assert speech.size == 0 and speech.dtype == np.float32 and timeline.speech_duration == 0.0
@@ -229,8 +244,13 @@ def test_times_map_back_as_faster_whispers(frontend, label):
     timeline = st.SpeechTimeline(chunks, audio.size)
     theirs = fw_vad.SpeechTimestampsMap(chunks, 16000)
     ends = [e / 16000 for e in timeline.speech_ends]
-    times = [float(t) for t in np.arange(0, timeline.speech_duration + 1, 0.001)] + ends + \
-        [round(t, 2) for t in ends] + [e + 1e-9 for e in ends] + [e - 1e-9 for e in ends]
+    times = (
+        [float(t) for t in np.arange(0, timeline.speech_duration + 1, 0.001)]
+        + ends
+        + [round(t, 2) for t in ends]
+        + [e + 1e-9 for e in ends]
+        + [e - 1e-9 for e in ends]
+    )
     for t in times:
         for is_end in (False, True):
             assert timeline.chunk_of(t, is_end) == theirs.get_chunk_index(t, is_end), (t, is_end)
@@ -249,16 +269,35 @@ def test_segments_and_words_map_back_as_restore_speech_timestamps(frontend):
         end = float(ends[i % len(ends)]) if i % 5 == 0 else start + round(float(rng.uniform(0, 6)) / 0.02) * 0.02
         words = None
         if i % 3:
-            edges = np.sort(np.round(rng.uniform(start, max(end, start + 0.01), size=2 * int(rng.integers(1, 8))),
-                                     2)).tolist()
-            words = [{"word": f" w{k}", "start": edges[2 * k], "end": edges[2 * k + 1], "probability": 0.5}
-                     for k in range(len(edges) // 2)]
+            edges = np.sort(
+                np.round(rng.uniform(start, max(end, start + 0.01), size=2 * int(rng.integers(1, 8))), 2)
+            ).tolist()
+            words = [
+                {"word": f" w{k}", "start": edges[2 * k], "end": edges[2 * k + 1], "probability": 0.5}
+                for k in range(len(edges) // 2)
+            ]
         segments.append((start, end, words))
-    fw_segments = [fw_transcribe.Segment(
-        id=i, seek=0, start=s, end=e, text="", tokens=[], avg_logprob=0.0, compression_ratio=1.0, no_speech_prob=0.0,
-        words=[fw_transcribe.Word(start=w["start"], end=w["end"], word=w["word"], probability=w["probability"])
-               for w in words] if words else None, temperature=0.0)
-        for i, (s, e, words) in enumerate(segments)]
+    fw_segments = [
+        fw_transcribe.Segment(
+            id=i,
+            seek=0,
+            start=s,
+            end=e,
+            text="",
+            tokens=[],
+            avg_logprob=0.0,
+            compression_ratio=1.0,
+            no_speech_prob=0.0,
+            words=[
+                fw_transcribe.Word(start=w["start"], end=w["end"], word=w["word"], probability=w["probability"])
+                for w in words
+            ]
+            if words
+            else None,
+            temperature=0.0,
+        )
+        for i, (s, e, words) in enumerate(segments)
+    ]
     restored = list(fw_transcribe.restore_speech_timestamps(fw_segments, chunks, 16000))
     for (s, e, words), want in zip(segments, restored):
         start, end, mapped = timeline.segment(s, e, words)
@@ -276,18 +315,21 @@ def test_vad_options_are_faster_whispers():
         st.VadOptions().threshold = 0.3
 
 
-@pytest.mark.parametrize("field,value,message", [
-    ("threshold", 2, "threshold=2 must be between 0 and 1"),
-    ("threshold", -0.1, "threshold=-0.1 must be between 0 and 1"),
-    ("threshold", math.nan, "threshold=nan must be between 0 and 1"),
-    ("threshold", "high", "threshold='high' is not a number"),
-    ("neg_threshold", 1.5, "neg_threshold=1.5 must be between 0 and 1"),
-    ("min_speech_duration_ms", -250, "min_speech_duration_ms=-250 must be at least 0"),
-    ("max_speech_duration_s", 0, "max_speech_duration_s=0 must be more than 0"),
-    ("max_speech_duration_s", -1.0, "max_speech_duration_s=-1.0 must be more than 0"),
-    ("min_silence_duration_ms", -1, "min_silence_duration_ms=-1 must be at least 0"),
-    ("speech_pad_ms", True, "speech_pad_ms=True is not a number"),
-])
+@pytest.mark.parametrize(
+    "field,value,message",
+    [
+        ("threshold", 2, "threshold=2 must be between 0 and 1"),
+        ("threshold", -0.1, "threshold=-0.1 must be between 0 and 1"),
+        ("threshold", math.nan, "threshold=nan must be between 0 and 1"),
+        ("threshold", "high", "threshold='high' is not a number"),
+        ("neg_threshold", 1.5, "neg_threshold=1.5 must be between 0 and 1"),
+        ("min_speech_duration_ms", -250, "min_speech_duration_ms=-250 must be at least 0"),
+        ("max_speech_duration_s", 0, "max_speech_duration_s=0 must be more than 0"),
+        ("max_speech_duration_s", -1.0, "max_speech_duration_s=-1.0 must be more than 0"),
+        ("min_silence_duration_ms", -1, "min_silence_duration_ms=-1 must be at least 0"),
+        ("speech_pad_ms", True, "speech_pad_ms=True is not a number"),
+    ],
+)
 def test_bad_values_are_one_line_errors_naming_the_field(field, value, message):
     with pytest.raises(OptionError) as e:
         st.VadOptions(**{field: value})
@@ -303,9 +345,12 @@ def test_vad_parameters_as_faster_whisper_takes_them():
     assert st.vad_options(fw_vad.VadOptions(min_silence_duration_ms=500)) == st.VadOptions(min_silence_duration_ms=500)
     given = st.VadOptions(threshold=0.7)
     assert st.vad_options(given) is given
-    with pytest.raises(OptionError, match=r"^vad_parameters: 'window_size_samples' is not a VAD option; use threshold, "
-                                          r"neg_threshold, min_speech_duration_ms, max_speech_duration_s, "
-                                          r"min_silence_duration_ms, speech_pad_ms$"):
+    with pytest.raises(
+        OptionError,
+        match=r"^vad_parameters: 'window_size_samples' is not a VAD option; use threshold, "
+        r"neg_threshold, min_speech_duration_ms, max_speech_duration_s, "
+        r"min_silence_duration_ms, speech_pad_ms$",
+    ):
         st.vad_options({"window_size_samples": 512})
     with pytest.raises(OptionError, match=r"^vad_parameters=0.5 is not a VadOptions or a dict of its fields"):
         st.vad_options(0.5)

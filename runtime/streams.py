@@ -53,9 +53,15 @@ class Streams:
         self.paged = engine.paged
         self.max_streams = min(max_streams, self.paged.max_groups)
         if max_streams > self.max_streams:
-            log.warning("ckw: max_streams=%d: this decoder holds %d requests at once (%d sequences, up to %d beams "
-                        "each); %d decode at once, the others wait", max_streams, self.max_streams,
-                        self.paged.max_seqs, self.paged.max_beams, self.max_streams)
+            log.warning(
+                "ckw: max_streams=%d: this decoder holds %d requests at once (%d sequences, up to %d beams "
+                "each); %d decode at once, the others wait",
+                max_streams,
+                self.max_streams,
+                self.paged.max_seqs,
+                self.paged.max_beams,
+                self.max_streams,
+            )
         self._slots = threading.Semaphore(self.max_streams)
         self._turn = threading.Lock()  # admission in submission order
         self._requests = set()
@@ -63,8 +69,9 @@ class Streams:
         self.closed = False
 
     @classmethod
-    def from_runfiles(cls, variant: str, max_streams: int = DEFAULT_STREAMS, threads: int | None = None,
-                      precision: str = "fp32") -> "Streams":
+    def from_runfiles(
+        cls, variant: str, max_streams: int = DEFAULT_STREAMS, threads: int | None = None, precision: str = "fp32"
+    ) -> "Streams":
         """tiny or base from the runfiles (//runtime:engine_data_<variant>[_<precision>] in the
         target's data)."""
         return cls(Engine.from_runfiles(variant, precision=precision, threads=threads), max_streams)
@@ -76,8 +83,11 @@ class Streams:
             raise EngineError("Streams.submit: closed; create a new one")
         opts = self.engine.check_options(**options)
         if opts.batch_size is not None:
-            raise OptionError("batch_size", f"={opts.batch_size}: a Streams request is one sequential transcription; "
-                              "call Engine.transcribe(batch_size=...) for batched chunks")
+            raise OptionError(
+                "batch_size",
+                f"={opts.batch_size}: a Streams request is one sequential transcription; "
+                "call Engine.transcribe(batch_size=...) for batched chunks",
+            )
         request = Request(self, audio, opts, on_progress)
         with self._lock:
             self._requests.add(request)
@@ -89,6 +99,7 @@ class Streams:
             self.paged._leave_loop(group)  # the other requests' steps do not wait for this window
             # Between two steps, not beside one: both run on every core, and two at once thrash.
             return self.paged._call(lambda: self.engine.encoder.run(window), group)
+
         return encode
 
     def load(self) -> dict:
@@ -158,9 +169,18 @@ class Request:
             if self._cancelled:
                 group.cancel()
             segments, self.info = recording.transcription(
-                self._audio, self._opts, frontend, s._encode(group), group, s.engine.tokenizer, s.engine.config,
-                s.engine.model_info(), self._on_progress, hold=contextlib.nullcontext,
-                speech_probabilities=s.engine.speech_probabilities)
+                self._audio,
+                self._opts,
+                frontend,
+                s._encode(group),
+                group,
+                s.engine.tokenizer,
+                s.engine.config,
+                s.engine.model_info(),
+                self._on_progress,
+                hold=contextlib.nullcontext,
+                speech_probabilities=s.engine.speech_probabilities,
+            )
             self.started.set()
             for segment in segments:
                 self._segments.put(segment)

@@ -1,8 +1,9 @@
 """Subtitle cues and their timestamps, as openai-whisper's SubtitlesWriter (utils.py).
 
 Without word timestamps a cue is a segment: its stripped text ("-->" becomes "->": it would end
-the cue line). With them (SubtitlesWriter.iterate_result), words are laid out into lines of at most `max_line_width` characters (default 1000) and
-`max_words_per_line` words, a cue holding up to `max_line_count` lines; without both a width
+the cue line). With them (SubtitlesWriter.iterate_result), words are laid out into lines of at
+most `max_line_width` characters (default 1000) and `max_words_per_line` words, a cue holding
+up to `max_line_count` lines; without both a width
 and a line count every segment stays its own cue. A pause of more than 3 s starts a new cue
 (when segments are not preserved). `highlight_words` emits one cue per word with that word
 underlined (`<u>word</u>`), plus the gaps between words as plain cues.
@@ -17,7 +18,6 @@ from runtime.options import OptionError
 LAYOUT_OPTIONS = ("highlight_words", "max_line_width", "max_line_count", "max_words_per_line")
 
 
-
 def format_timestamp(seconds: float, always_include_hours: bool = False, decimal_marker: str = ".") -> str:
     """openai-whisper's format_timestamp: [HH:]MM:SS.mmm (hours when non-zero or asked for)."""
     if seconds < 0:
@@ -30,8 +30,9 @@ def format_timestamp(seconds: float, always_include_hours: bool = False, decimal
     return f"{hours_marker}{minutes:02d}:{secs:02d}{decimal_marker}{ms:03d}"
 
 
-def _lines(result: dict, max_line_width: int, max_line_count: int | None, max_words_per_line: int,
-           preserve_segments: bool) -> Iterator[list[dict]]:
+def _lines(
+    result: dict, max_line_width: int, max_line_count: int | None, max_words_per_line: int, preserve_segments: bool
+) -> Iterator[list[dict]]:
     line_len, line_count = 0, 1
     subtitle: list[dict] = []
     segments = result["segments"]
@@ -42,7 +43,7 @@ def _lines(result: dict, max_line_width: int, max_line_count: int | None, max_wo
             remaining = len(segment["words"]) - chunk_index
             if max_words_per_line > remaining:
                 words_count = remaining
-            for i, original in enumerate(segment["words"][chunk_index: chunk_index + words_count]):
+            for i, original in enumerate(segment["words"][chunk_index : chunk_index + words_count]):
                 timing = dict(original)
                 long_pause = not preserve_segments and timing["start"] - last > 3.0
                 has_room = line_len + len(timing["word"]) <= max_line_width
@@ -51,8 +52,12 @@ def _lines(result: dict, max_line_width: int, max_line_count: int | None, max_wo
                     line_len += len(timing["word"])  # the line continues
                 else:
                     timing["word"] = timing["word"].strip()
-                    if len(subtitle) > 0 and max_line_count is not None and (
-                            long_pause or line_count >= max_line_count) or seg_break:
+                    if (
+                        len(subtitle) > 0
+                        and max_line_count is not None
+                        and (long_pause or line_count >= max_line_count)
+                        or seg_break
+                    ):
                         yield subtitle  # a new cue
                         subtitle, line_count = [], 1
                     elif line_len > 0:
@@ -77,10 +82,18 @@ def check_layout(word_timestamps: bool, **layout) -> None:
             raise OptionError(name, f"={value} must be at least 1")
 
 
-def word_cues(result: dict, always_include_hours: bool, decimal_marker: str, *, highlight_words: bool = False,
-              max_line_width: int | None = None, max_line_count: int | None = None,
-              max_words_per_line: int | None = None) -> Iterator[tuple[str, str, str]]:
+def word_cues(
+    result: dict,
+    always_include_hours: bool,
+    decimal_marker: str,
+    *,
+    highlight_words: bool = False,
+    max_line_width: int | None = None,
+    max_line_count: int | None = None,
+    max_words_per_line: int | None = None,
+) -> Iterator[tuple[str, str, str]]:
     """(start, end, text) cues of a result whose segments carry `words`."""
+
     def stamp(seconds: float) -> str:
         return format_timestamp(seconds, always_include_hours, decimal_marker)
 
@@ -98,8 +111,11 @@ def word_cues(result: dict, always_include_hours: bool, decimal_marker: str, *, 
             word_start, word_end = stamp(this["start"]), stamp(this["end"])
             if last != word_start:
                 yield last, word_start, text
-            yield word_start, word_end, "".join(re.sub(r"^(\s*)(.*)$", r"\1<u>\2</u>", w) if j == i else w
-                                                for j, w in enumerate(words))
+            yield (
+                word_start,
+                word_end,
+                "".join(re.sub(r"^(\s*)(.*)$", r"\1<u>\2</u>", w) if j == i else w for j, w in enumerate(words)),
+            )
             last = word_end
 
 
@@ -110,6 +126,8 @@ def cues(result: dict, always_include_hours: bool, decimal_marker: str, **layout
         yield from word_cues(result, always_include_hours, decimal_marker, **layout)
         return
     for s in result["segments"]:
-        yield (format_timestamp(s["start"], always_include_hours, decimal_marker),
-               format_timestamp(s["end"], always_include_hours, decimal_marker),
-               s["text"].strip().replace("-->", "->"))
+        yield (
+            format_timestamp(s["start"], always_include_hours, decimal_marker),
+            format_timestamp(s["end"], always_include_hours, decimal_marker),
+            s["text"].strip().replace("-->", "->"),
+        )

@@ -11,8 +11,32 @@ from whisper.utils import WriteSRT, WriteVTT
 
 from runtime import output_formats
 
-WORDS = [" And", " so,", " my", " fellow", " Americans,", " ask", " not", " what", " your", " country", " can",
-         " do", " for", " you,", " ask", " what", " you", " can", " do", " for", " your", " country.", " -->", "!"]
+WORDS = [
+    " And",
+    " so,",
+    " my",
+    " fellow",
+    " Americans,",
+    " ask",
+    " not",
+    " what",
+    " your",
+    " country",
+    " can",
+    " do",
+    " for",
+    " you,",
+    " ask",
+    " what",
+    " you",
+    " can",
+    " do",
+    " for",
+    " your",
+    " country.",
+    " -->",
+    "!",
+]
 
 
 def result(seed: int) -> dict:
@@ -22,16 +46,30 @@ def result(seed: int) -> dict:
         words = []
         for _ in range(int(rng.integers(1, 9))):
             d = round(float(rng.choice([0.0, 0.12, 0.4, 0.9])), 2)
-            words.append({"word": str(rng.choice(WORDS)), "start": round(t, 2), "end": round(t + d, 2),
-                          "probability": float(rng.random())})
+            words.append(
+                {
+                    "word": str(rng.choice(WORDS)),
+                    "start": round(t, 2),
+                    "end": round(t + d, 2),
+                    "probability": float(rng.random()),
+                }
+            )
             t += d + float(rng.choice([0.0, 0.1, 3.5]))
-        segments.append({"start": words[0]["start"], "end": words[-1]["end"],
-                         "text": "".join(w["word"] for w in words), "words": words})
+        segments.append(
+            {
+                "start": words[0]["start"],
+                "end": words[-1]["end"],
+                "text": "".join(w["word"] for w in words),
+                "words": words,
+            }
+        )
     return {"text": "".join(s["text"] for s in segments), "segments": segments, "language": "en"}
 
 
-OPTIONS = [dict(zip(("highlight_words", "max_line_width", "max_line_count", "max_words_per_line"), v))
-           for v in itertools.product([False, True], [None, 12, 30], [None, 1, 2], [None, 1, 3])]
+OPTIONS = [
+    dict(zip(("highlight_words", "max_line_width", "max_line_count", "max_words_per_line"), v))
+    for v in itertools.product([False, True], [None, 12, 30], [None, 1, 2], [None, 1, 3])
+]
 
 
 @pytest.mark.parametrize("seed", range(8))

@@ -37,8 +37,13 @@ def max_initial_timestamp_index(max_initial_timestamp: Optional[float], n_audio_
 class TimestampRules:
     """Masks logits in place for the next token after `sampled` (tokens after the prompt)."""
 
-    def __init__(self, eot: int, no_timestamps: Optional[int], timestamp_begin: int,
-                 max_initial_index: Optional[int] = max_initial_timestamp_index(DEFAULT_MAX_INITIAL_TIMESTAMP)):
+    def __init__(
+        self,
+        eot: int,
+        no_timestamps: Optional[int],
+        timestamp_begin: int,
+        max_initial_index: Optional[int] = max_initial_timestamp_index(DEFAULT_MAX_INITIAL_TIMESTAMP),
+    ):
         self.eot = eot
         self.no_timestamps = no_timestamps
         self.timestamp_begin = timestamp_begin
@@ -70,7 +75,7 @@ class TimestampRules:
         if len(sampled) == 0:
             logits[:tb] = -np.inf  # the first token is a timestamp
             if self.max_initial_index is not None:
-                logits[tb + self.max_initial_index + 1:] = -np.inf
+                logits[tb + self.max_initial_index + 1 :] = -np.inf
 
         # Sample a timestamp when all of them together are likelier than any single other token.
         timestamps = logits[tb:].astype(np.float64)

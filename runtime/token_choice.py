@@ -117,8 +117,10 @@ class Sampler:
         return [r[-1] for r in self.rows]
 
     def finish(self) -> list[Candidate]:
-        return [(r[: r.index(self.eot)] if self.eot in r else list(r), float(s), self.eot in r)
-                for r, s in zip(self.rows, self.sums)]
+        return [
+            (r[: r.index(self.eot)] if self.eot in r else list(r), float(s), self.eot in r)
+            for r, s in zip(self.rows, self.sums)
+        ]
 
 
 class BeamSearch:
@@ -128,8 +130,9 @@ class BeamSearch:
         self.n, self.eot, self.rank = beam_size, eot, rank  # rank: top_log_probs_rows or a decoder's own
         self.max_candidates = round(beam_size * (patience or 1.0))
         if self.max_candidates <= 0:
-            raise OptionError("patience", f"={patience} with beam_size={beam_size} keeps no candidate; "
-                              "use a larger patience")
+            raise OptionError(
+                "patience", f"={patience} with beam_size={beam_size} keeps no candidate; use a larger patience"
+            )
         self.beams: list[list[int]] = [[] for _ in range(beam_size)]
         self.sums = np.zeros(beam_size, np.float32)
         self.finished: dict = {}  # tuple(sampled + [eot]) -> sum_logprob, in the order openai-whisper adds them
@@ -190,4 +193,3 @@ def chooser(options, eot: int, max_beams: int, rng: np.random.Generator | None, 
     if options.temperature > 0 and rng is None:
         rng = np.random.default_rng(0)
     return Sampler(group_size(n, max_beams, "best_of"), eot, options.temperature, rng)
-

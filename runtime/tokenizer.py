@@ -31,8 +31,10 @@ class WhisperTokenizer:
     def __init__(self, tokenizer_json: str, model_config: Dict):
         c = model_config
         if RESTORED_KEY not in c:  # the packer records the BPE merges it restored into tokenizer.json
-            raise ValueError(f"{tokenizer_json}: packed by an older packer (model_config.json has no "
-                             f"{RESTORED_KEY}); rebuild the checkpoint")
+            raise ValueError(
+                f"{tokenizer_json}: packed by an older packer (model_config.json has no "
+                f"{RESTORED_KEY}); rebuild the checkpoint"
+            )
         self.repaired_merges: List[str] = list(c[RESTORED_KEY])
         try:
             self._tok = tokenizers.Tokenizer.from_file(tokenizer_json)

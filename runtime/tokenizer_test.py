@@ -49,8 +49,17 @@ def test_checkpoints_are_the_expected_kinds():
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_special_ids(variant):
     t, o = ours(variant), openai_tokenizer(variant)
-    for name in ("eot", "sot", "sot_prev", "sot_lm", "no_speech", "no_timestamps", "transcribe", "translate",
-                 "timestamp_begin"):
+    for name in (
+        "eot",
+        "sot",
+        "sot_prev",
+        "sot_lm",
+        "no_speech",
+        "no_timestamps",
+        "transcribe",
+        "translate",
+        "timestamp_begin",
+    ):
         assert getattr(t, name) == getattr(o, name), name
     assert t.n_vocab == model(variant).dims.n_vocab
     # Timestamps fill the vocabulary above <|notimestamps|>: 1501 of them, 0.02 s apart.
@@ -185,7 +194,6 @@ def test_decode_accepts_numpy_ids(variant):
     t = ours(variant)
     ids = np.asarray(openai_tokenizer(variant).encode(" numpy ids"), dtype=np.int64)
     assert t.decode(ids) == " numpy ids"
-
 
 
 def test_missing_merge_is_repaired():

@@ -47,12 +47,12 @@ class SileroVad:
         continuing the recording; the remainder waits for the next call."""
         x = np.concatenate([self._pending, np.asarray(samples, dtype=np.float32).reshape(-1)])
         n = len(x) // self.window
-        self._pending = x[n * self.window:].copy()
+        self._pending = x[n * self.window :].copy()
         out = np.empty(n, np.float32)
         for start in range(0, n, BLOCK_WINDOWS):
             count = min(BLOCK_WINDOWS, n - start)
-            block = np.ascontiguousarray(x[start * self.window:(start + count) * self.window])
-            self.handle.call_named("run", samples=block, n_windows=count, probs=out[start:start + count])
+            block = np.ascontiguousarray(x[start * self.window : (start + count) * self.window])
+            self.handle.call_named("run", samples=block, n_windows=count, probs=out[start : start + count])
         return out
 
     def speech_probabilities(self, audio: np.ndarray) -> np.ndarray:
@@ -61,7 +61,7 @@ class SileroVad:
         samples of the last window zeroed; from a fresh state."""
         audio = np.asarray(audio, dtype=np.float32).reshape(-1)
         padded = np.pad(audio, (0, self.window - len(audio) % self.window))
-        padded[-self.lib.dim("context"):] = 0
+        padded[-self.lib.dim("context") :] = 0
         self.reset()
         probs = self.feed(padded)
         self.reset()

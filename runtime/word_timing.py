@@ -137,21 +137,32 @@ def _softmax(x: np.ndarray) -> np.ndarray:
     return (e / e.sum(axis=-1, keepdims=True)).astype(np.float32)
 
 
-def find_alignment(decoder: AligningDecoder, tokenizer: WhisperTokenizer, text_tokens: list[int],
-                   memory: np.ndarray, num_frames: int, alignment_heads: Sequence[Sequence[int]], language: str,
-                   task: str = "transcribe", medfilt_width: int = 7, qk_scale: float = 1.0) -> list[WordTiming]:
+def find_alignment(
+    decoder: AligningDecoder,
+    tokenizer: WhisperTokenizer,
+    text_tokens: list[int],
+    memory: np.ndarray,
+    num_frames: int,
+    alignment_heads: Sequence[Sequence[int]],
+    language: str,
+    task: str = "transcribe",
+    medfilt_width: int = 7,
+    qk_scale: float = 1.0,
+) -> list[WordTiming]:
     """openai-whisper's find_alignment for one window's text tokens."""
     if len(text_tokens) == 0:
         return []
     if not alignment_heads:
-        raise ValueError("word timestamps need the checkpoint's alignment heads (model_config.json "
-                         "alignment_heads is empty: packed by an older packer); convert the checkpoint again (the packer now "
-                         "fills them from openai-whisper's table)")
+        raise ValueError(
+            "word timestamps need the checkpoint's alignment heads (model_config.json "
+            "alignment_heads is empty: packed by an older packer); convert the checkpoint again (the packer now "
+            "fills them from openai-whisper's table)"
+        )
     sot_sequence = tokenizer.sot_sequence(language, task)
     tokens = [*sot_sequence, tokenizer.no_timestamps, *text_tokens, tokenizer.eot]
     decoder.set_encoder_memory(memory)
     logits, qk = decoder.align(tokens)
-    token_probs = _softmax(logits[len(sot_sequence):, : tokenizer.eot])
+    token_probs = _softmax(logits[len(sot_sequence) :, : tokenizer.eot])
     text_token_probs = token_probs[np.arange(len(text_tokens)), text_tokens].astype(np.float64)
 
     weights = np.stack([qk[layer, head] for layer, head in sorted(map(tuple, alignment_heads))])
@@ -159,7 +170,7 @@ def find_alignment(decoder: AligningDecoder, tokenizer: WhisperTokenizer, text_t
     mean = weights.mean(axis=-2, keepdims=True, dtype=np.float32)
     std = weights.std(axis=-2, keepdims=True, dtype=np.float32)
     weights = median_filter((weights - mean) / std, medfilt_width)
-    matrix = weights.mean(axis=0, dtype=np.float32)[len(sot_sequence): -1]
+    matrix = weights.mean(axis=0, dtype=np.float32)[len(sot_sequence) : -1]
     text_indices, time_indices = dtw(-matrix.astype(np.float64))
 
     words, word_tokens = split_to_word_tokens(tokenizer, list(text_tokens) + [tokenizer.eot], language)
@@ -170,8 +181,10 @@ def find_alignment(decoder: AligningDecoder, tokenizer: WhisperTokenizer, text_t
     jump_times = time_indices[jumps] / TOKENS_PER_SECOND
     starts, ends = jump_times[boundaries[:-1]], jump_times[boundaries[1:]]
     probabilities = [float(np.mean(text_token_probs[i:j])) for i, j in itertools.pairwise(boundaries)]
-    return [WordTiming(w, t, float(s), float(e), p)
-            for w, t, s, e, p in zip(words, word_tokens, starts, ends, probabilities)]
+    return [
+        WordTiming(w, t, float(s), float(e), p)
+        for w, t, s, e, p in zip(words, word_tokens, starts, ends, probabilities)
+    ]
 
 
 def merge_punctuations(alignment: list[WordTiming], prepended: str, appended: str) -> None:
@@ -199,11 +212,19 @@ def merge_punctuations(alignment: list[WordTiming], prepended: str, appended: st
         j += 1
 
 
-def add_word_timestamps(segments: list[dict], decoder: AligningDecoder, tokenizer: WhisperTokenizer,
-                        memory: np.ndarray, num_frames: int, alignment_heads: Sequence[Sequence[int]],
-                        language: str, task: str, last_speech_timestamp: float,
-                        prepend_punctuations: str = PREPEND_PUNCTUATIONS,
-                        append_punctuations: str = APPEND_PUNCTUATIONS) -> None:
+def add_word_timestamps(
+    segments: list[dict],
+    decoder: AligningDecoder,
+    tokenizer: WhisperTokenizer,
+    memory: np.ndarray,
+    num_frames: int,
+    alignment_heads: Sequence[Sequence[int]],
+    language: str,
+    task: str,
+    last_speech_timestamp: float,
+    prepend_punctuations: str = PREPEND_PUNCTUATIONS,
+    append_punctuations: str = APPEND_PUNCTUATIONS,
+) -> None:
     """openai-whisper's add_word_timestamps: sets `words` (word, start, end, probability) on
     each of one window's segments and adjusts the segments' start and end."""
     if len(segments) == 0:
@@ -235,8 +256,14 @@ def add_word_timestamps(segments: list[dict], decoder: AligningDecoder, tokenize
         while word_index < len(alignment) and saved_tokens < len(tokens):
             timing = alignment[word_index]
             if timing.word:
-                words.append({"word": timing.word, "start": round(time_offset + timing.start, 2),
-                              "end": round(time_offset + timing.end, 2), "probability": timing.probability})
+                words.append(
+                    {
+                        "word": timing.word,
+                        "start": round(time_offset + timing.start, 2),
+                        "end": round(time_offset + timing.end, 2),
+                        "probability": timing.probability,
+                    }
+                )
             saved_tokens += len(timing.tokens)
             word_index += 1
         if len(words) > 0:
@@ -245,12 +272,14 @@ def add_word_timestamps(segments: list[dict], decoder: AligningDecoder, tokenize
         segment["words"] = words
 
 
-def _adjust_segment(segment: dict, words: list[dict], last_speech_timestamp: float, median_duration: float,
-                    max_duration: float) -> None:
+def _adjust_segment(
+    segment: dict, words: list[dict], last_speech_timestamp: float, median_duration: float, max_duration: float
+) -> None:
     # After a pause, the first and second word may not be longer than twice the median.
     if words[0]["end"] - last_speech_timestamp > median_duration * 4 and (
-            words[0]["end"] - words[0]["start"] > max_duration
-            or (len(words) > 1 and words[1]["end"] - words[0]["start"] > max_duration * 2)):
+        words[0]["end"] - words[0]["start"] > max_duration
+        or (len(words) > 1 and words[1]["end"] - words[0]["start"] > max_duration * 2)
+    ):
         if len(words) > 1 and words[1]["end"] - words[1]["start"] > max_duration:
             boundary = max(words[1]["end"] / 2, words[1]["end"] - max_duration)
             words[0]["end"] = words[1]["start"] = boundary
@@ -269,5 +298,7 @@ def _adjust_segment(segment: dict, words: list[dict], last_speech_timestamp: flo
 
 def last_word_end(segments: list[dict]):
     """openai-whisper's get_end: the last word's end, else the last segment's end (None: no segments)."""
-    return next((w["end"] for s in reversed(segments) for w in reversed(s.get("words", []))),
-                segments[-1]["end"] if segments else None)
+    return next(
+        (w["end"] for s in reversed(segments) for w in reversed(s.get("words", []))),
+        segments[-1]["end"] if segments else None,
+    )

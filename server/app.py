@@ -85,18 +85,28 @@ def create_app(loaders: dict[str, Callable], limits: Limits, alias: str | None =
             return
         given = request.headers.get("authorization", "")
         if not hmac.compare_digest(given.encode(), f"Bearer {limits.api_key}".encode()):
-            raise ApiError(401, "missing or wrong API key: send the header Authorization: Bearer <--api_key>",
-                           code="invalid_api_key")
+            raise ApiError(
+                401,
+                "missing or wrong API key: send the header Authorization: Bearer <--api_key>",
+                code="invalid_api_key",
+            )
 
     def served(name: str) -> ServedModel:
         if alias and name == alias:
             name = next(iter(loaders))
         if name not in loaders:
-            raise ApiError(400, f"model {name!r} is not served here; use one of {', '.join(loaders)}", "model",
-                           "model_not_found")
+            raise ApiError(
+                400, f"model {name!r} is not served here; use one of {', '.join(loaders)}", "model", "model_not_found"
+            )
         if name not in models:
-            raise ApiError(503, f"model {name!r} is still loading; retry when GET /health answers 200",
-                           "model", "model_loading", kind="server_error", headers={"Retry-After": "1"})
+            raise ApiError(
+                503,
+                f"model {name!r} is still loading; retry when GET /health answers 200",
+                "model",
+                "model_loading",
+                kind="server_error",
+                headers={"Retry-After": "1"},
+            )
         return models[name]
 
     async def audio_request(request: Request, task: str) -> Response:
@@ -104,18 +114,30 @@ def create_app(loaders: dict[str, Callable], limits: Limits, alias: str | None =
         limit = limits.max_upload_bytes
         length = request.headers.get("content-length")
         if length and length.isdigit() and int(length) > limit + FORM_OVERHEAD:
-            raise ApiError(413, f"the upload is {int(length)} bytes; this server takes files up to {limit} bytes "
-                           "(--max_upload_mb)", "file", "file_too_large")
+            raise ApiError(
+                413,
+                f"the upload is {int(length)} bytes; this server takes files up to {limit} bytes (--max_upload_mb)",
+                "file",
+                "file_too_large",
+            )
         try:
             form = await request.form(max_files=1, max_fields=64)
         except Exception as e:  # not multipart, or a malformed body
-            raise ApiError(400, f"the body is not a multipart form ({e}); send file and model as "
-                           "multipart/form-data", None, "invalid_body") from None
+            raise ApiError(
+                400,
+                f"the body is not a multipart form ({e}); send file and model as multipart/form-data",
+                None,
+                "invalid_body",
+            ) from None
         try:
             upload = form.get("file")
             if not isinstance(upload, UploadFile):
-                raise ApiError(400, "file is missing; send the audio as the multipart field file", "file",
-                               "missing_required_parameter")
+                raise ApiError(
+                    400,
+                    "file is missing; send the audio as the multipart field file",
+                    "file",
+                    "missing_required_parameter",
+                )
             fields = [(k, v) for k, v in form.multi_items() if k != "file"]
             if any(isinstance(v, UploadFile) for _, v in fields):
                 raise ApiError(400, "only the field file may be a file", None, "invalid_body")
@@ -123,8 +145,12 @@ def create_app(loaders: dict[str, Callable], limits: Limits, alias: str | None =
             model = served(ask.model)
             audio = await upload.read(limit + 1)
             if len(audio) > limit:
-                raise ApiError(413, f"file {upload.filename}: more than {limit} bytes, the most this server takes "
-                               "(--max_upload_mb)", "file", "file_too_large")
+                raise ApiError(
+                    413,
+                    f"file {upload.filename}: more than {limit} bytes, the most this server takes (--max_upload_mb)",
+                    "file",
+                    "file_too_large",
+                )
             if not audio:
                 raise ApiError(400, f"file {upload.filename}: empty; send the audio's bytes", "file", "invalid_audio")
         finally:
@@ -195,8 +221,10 @@ def create_app(loaders: dict[str, Callable], limits: Limits, alias: str | None =
     @app.get("/v1/models")
     async def list_models(request: Request):
         authorize(request)
-        return {"object": "list", "data": [{"id": name, "object": "model", "created": 0, "owned_by": "ckw"}
-                                           for name in loaders]}
+        return {
+            "object": "list",
+            "data": [{"id": name, "object": "model", "created": 0, "owned_by": "ckw"} for name in loaders],
+        }
 
     @app.get("/health")
     async def health():
@@ -230,6 +258,7 @@ class Timed:
             if message["type"] == "http.response.start":
                 self.histogram.labels(scope["path"], str(message["status"])).observe(time.perf_counter() - t0)
             await send(message)
+
         await self.app(scope, receive, timed_send)
 
 

@@ -21,8 +21,16 @@ GRANULARITIES = ("segment", "word")
 CLI_DEFAULTS = {"beam_size": 5, "best_of": 5}  # tools/transcribe.py's --beam_size and --best_of
 INCREMENT = "temperature_increment_on_fallback"
 DEFAULT_INCREMENT = 0.2  # tools/transcribe.py's default
-OPENAI_FIELDS = ("file", "model", "language", "prompt", "response_format", "temperature",
-                 "timestamp_granularities[]", "stream")
+OPENAI_FIELDS = (
+    "file",
+    "model",
+    "language",
+    "prompt",
+    "response_format",
+    "temperature",
+    "timestamp_granularities[]",
+    "stream",
+)
 # Options the openai fields or the endpoint set: not extension fields.
 NOT_EXTENSIONS = {"language", "task", "temperature", "initial_prompt"}
 EXTENSIONS = tuple(n for n in OPTION_NAMES if n not in NOT_EXTENSIONS) + (INCREMENT,)
@@ -31,8 +39,15 @@ EXTENSIONS = tuple(n for n in OPTION_NAMES if n not in NOT_EXTENSIONS) + (INCREM
 class ApiError(Exception):
     """An answer in openai's error shape: {"error": {"message", "type", "param", "code"}}."""
 
-    def __init__(self, status: int, message: str, param: str | None = None, code: str | None = None,
-                 kind: str = "invalid_request_error", headers: dict | None = None):
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        param: str | None = None,
+        code: str | None = None,
+        kind: str = "invalid_request_error",
+        headers: dict | None = None,
+    ):
         super().__init__(message)
         self.status, self.message, self.param, self.code, self.kind = status, message, param, code, kind
         self.headers = headers or {}
@@ -70,8 +85,9 @@ def _number(name: str, text: str, kind: type):
     try:
         return kind(text)
     except ValueError:
-        raise ApiError(400, f"{name}={text!r} is not {'an integer' if kind is int else 'a number'}", name,
-                       "invalid_value") from None
+        raise ApiError(
+            400, f"{name}={text!r} is not {'an integer' if kind is int else 'a number'}", name, "invalid_value"
+        ) from None
 
 
 _FIELD_TYPES = {f.name: f.type for f in dataclasses.fields(TranscribeOptions)}
@@ -81,11 +97,16 @@ def _json_object(name: str, text: str) -> dict:
     try:
         value = json.loads(text)
     except ValueError as e:
-        raise ApiError(400, f"{name}={text!r} is not JSON ({e}); send an object such as {{\"threshold\": 0.6}}",
-                       name, "invalid_value") from None
+        raise ApiError(
+            400,
+            f'{name}={text!r} is not JSON ({e}); send an object such as {{"threshold": 0.6}}',
+            name,
+            "invalid_value",
+        ) from None
     if not isinstance(value, dict):
-        raise ApiError(400, f"{name}={text!r} is not a JSON object; send one such as {{\"threshold\": 0.6}}", name,
-                       "invalid_value")
+        raise ApiError(
+            400, f'{name}={text!r} is not a JSON object; send one such as {{"threshold": 0.6}}', name, "invalid_value"
+        )
     return value
 
 
@@ -121,19 +142,36 @@ def parse(fields: list[tuple[str, str]], task: str) -> Ask:
         allowed.discard("language")  # openai's translations translate from any language into English
     for name in values:
         if name not in allowed:
-            raise ApiError(400, f"unknown field {name!r}; this endpoint takes {', '.join(OPENAI_FIELDS)} and the "
-                           f"extension fields {', '.join(EXTENSIONS)}", name, "unknown_parameter")
+            raise ApiError(
+                400,
+                f"unknown field {name!r}; this endpoint takes {', '.join(OPENAI_FIELDS)} and the "
+                f"extension fields {', '.join(EXTENSIONS)}",
+                name,
+                "unknown_parameter",
+            )
     if not values.get("model"):
-        raise ApiError(400, "model is missing; give one of the served models (GET /v1/models)", "model",
-                       "missing_required_parameter")
+        raise ApiError(
+            400,
+            "model is missing; give one of the served models (GET /v1/models)",
+            "model",
+            "missing_required_parameter",
+        )
     response_format = values.get("response_format", "json")
     if response_format not in RESPONSE_FORMATS:
-        raise ApiError(400, f"response_format={response_format!r} is not one of {', '.join(RESPONSE_FORMATS)}",
-                       "response_format", "invalid_value")
+        raise ApiError(
+            400,
+            f"response_format={response_format!r} is not one of {', '.join(RESPONSE_FORMATS)}",
+            "response_format",
+            "invalid_value",
+        )
     for g in granularities:
         if g not in GRANULARITIES:
-            raise ApiError(400, f"timestamp_granularities[]={g!r} is not one of {', '.join(GRANULARITIES)}",
-                           "timestamp_granularities[]", "invalid_value")
+            raise ApiError(
+                400,
+                f"timestamp_granularities[]={g!r} is not one of {', '.join(GRANULARITIES)}",
+                "timestamp_granularities[]",
+                "invalid_value",
+            )
     options = dict(CLI_DEFAULTS, task=task)
     language = values.get("language", "").strip()
     options["language"] = language or None  # none: detected (multilingual models)
@@ -143,8 +181,9 @@ def parse(fields: list[tuple[str, str]], task: str) -> Ask:
     increment = extensions.pop(INCREMENT, DEFAULT_INCREMENT)
     start = _number("temperature", values["temperature"], float) if "temperature" in values else 0.0
     if start is None or not 0.0 <= start <= 1.0:
-        raise ApiError(400, f"temperature={values['temperature']!r} must be between 0 and 1", "temperature",
-                       "invalid_value")
+        raise ApiError(
+            400, f"temperature={values['temperature']!r} must be between 0 and 1", "temperature", "invalid_value"
+        )
     options["temperature"] = temperature_schedule(start, increment)
     options.update(extensions)
     if "word" in granularities:
@@ -154,5 +193,10 @@ def parse(fields: list[tuple[str, str]], task: str) -> Ask:
     except OptionError as e:
         raise ApiError(400, str(e), e.name, "invalid_value") from None
     stream = _bool("stream", values["stream"]) if "stream" in values else False
-    return Ask(model=values["model"], options=options, response_format=response_format, stream=stream,
-               words=bool(options.get("word_timestamps")))
+    return Ask(
+        model=values["model"],
+        options=options,
+        response_format=response_format,
+        stream=stream,
+        words=bool(options.get("word_timestamps")),
+    )

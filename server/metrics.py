@@ -10,19 +10,33 @@ class Metrics:
 
     def __init__(self):
         self.registry = CollectorRegistry()
-        self.queue_depth = Gauge("ckw_queue_depth", "Requests accepted and waiting for a decoding slot", ["model"],
-                                 registry=self.registry)
+        self.queue_depth = Gauge(
+            "ckw_queue_depth", "Requests accepted and waiting for a decoding slot", ["model"], registry=self.registry
+        )
         self.running = Gauge("ckw_running_requests", "Requests decoding now", ["model"], registry=self.registry)
-        self.sequences = Gauge("ckw_active_sequences", "Sequences (beams, samples) in the model's decoder now",
-                               ["model"], registry=self.registry)
-        self.audio = Counter("ckw_audio_seconds", "Seconds of audio transcribed (requests answered)", ["model"],
-                             registry=self.registry)
-        self.requests = Counter("ckw_requests", "Transcription requests by how they ended: answered, error (a bad "
-                                "file, an option the model cannot honour) or cancelled (the client left)",
-                                ["model", "outcome"], registry=self.registry)
-        self.latency = Histogram("ckw_request_seconds", "Time to the response's start (a stream: its first byte), "
-                                 "by path and HTTP status", ["path", "status"], buckets=LATENCY_BUCKETS,
-                                 registry=self.registry)
+        self.sequences = Gauge(
+            "ckw_active_sequences",
+            "Sequences (beams, samples) in the model's decoder now",
+            ["model"],
+            registry=self.registry,
+        )
+        self.audio = Counter(
+            "ckw_audio_seconds", "Seconds of audio transcribed (requests answered)", ["model"], registry=self.registry
+        )
+        self.requests = Counter(
+            "ckw_requests",
+            "Transcription requests by how they ended: answered, error (a bad "
+            "file, an option the model cannot honour) or cancelled (the client left)",
+            ["model", "outcome"],
+            registry=self.registry,
+        )
+        self.latency = Histogram(
+            "ckw_request_seconds",
+            "Time to the response's start (a stream: its first byte), by path and HTTP status",
+            ["path", "status"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
 
     def observe_models(self, models: dict) -> None:
         """The gauges read from each loaded model's scheduler, at scrape time."""

@@ -34,8 +34,17 @@ REPLICA = "x-ckw-replica"
 def server(tmp_path_factory):
     cluster = RayTestCluster(cpus=4).start()
     try:
-        s = Server(tmp_path_factory.mktemp("serve"), "--ray", f"--address={cluster.address}", "--replicas=2",
-                   "--threads=1", "--model=tiny.en", f"--api_key={KEY}", env=cluster.env, timeout=300)
+        s = Server(
+            tmp_path_factory.mktemp("serve"),
+            "--ray",
+            f"--address={cluster.address}",
+            "--replicas=2",
+            "--threads=1",
+            "--model=tiny.en",
+            f"--api_key={KEY}",
+            env=cluster.env,
+            timeout=300,
+        )
         yield s
         s.stop()
     finally:
@@ -50,11 +59,15 @@ def cli(tmp_path_factory):
     def run(path):
         if path not in cache:
             out = tmp_path_factory.mktemp("cli")
-            subprocess.run([CLI, "--wav", path, "--output_format=json", f"--output_dir={out}", "--noverbose"],
-                           check=True, capture_output=True)
+            subprocess.run(
+                [CLI, "--wav", path, "--output_format=json", f"--output_dir={out}", "--noverbose"],
+                check=True,
+                capture_output=True,
+            )
             stem = os.path.splitext(os.path.basename(path))[0]
             cache[path] = json.loads((out / f"{stem}.json").read_text(encoding="utf-8"))
         return cache[path]
+
     return run
 
 
@@ -62,7 +75,8 @@ def transcribe_text(server, path) -> tuple[str, str]:
     """(text, the replica that answered)."""
     with open(path, "rb") as f:
         raw = server.client().audio.transcriptions.with_raw_response.create(
-            file=(os.path.basename(path), f.read()), model="tiny.en")
+            file=(os.path.basename(path), f.read()), model="tiny.en"
+        )
     return raw.parse().text, raw.headers[REPLICA]
 
 
@@ -90,11 +104,12 @@ class Streamed:
         try:
             with open(LONG, "rb") as f:
                 with server.client().audio.transcriptions.with_streaming_response.create(
-                        file=("long.flac", f.read()), model="tiny.en", stream=True) as response:
+                    file=("long.flac", f.read()), model="tiny.en", stream=True
+                ) as response:
                     self.replica = response.headers[REPLICA]
                     for line in response.iter_lines():
                         if line.startswith("data: "):
-                            event = json.loads(line[len("data: "):])
+                            event = json.loads(line[len("data: ") :])
                             if event.get("type") == "transcript.text.delta":
                                 self.deltas.append(event["delta"])
                                 self.started.set()
@@ -109,6 +124,7 @@ class Streamed:
 def test_a_killed_replicas_requests_are_answered_by_the_other(server, cli):
     want = cli(LONG)
     streams = [Streamed(server) for _ in range(4)]
+
     def timed():
         return transcribe_text(server, LONG) + (time.monotonic(),)
 

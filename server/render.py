@@ -11,16 +11,36 @@ import json
 
 from runtime import output_formats
 
-SEGMENT_FIELDS = ("id", "seek", "start", "end", "text", "tokens", "temperature", "avg_logprob",
-                  "compression_ratio", "no_speech_prob")
-MEDIA_TYPES = {"json": "application/json", "verbose_json": "application/json", "text": "text/plain; charset=utf-8",
-               "srt": "text/plain; charset=utf-8", "vtt": "text/vtt; charset=utf-8"}
+SEGMENT_FIELDS = (
+    "id",
+    "seek",
+    "start",
+    "end",
+    "text",
+    "tokens",
+    "temperature",
+    "avg_logprob",
+    "compression_ratio",
+    "no_speech_prob",
+)
+MEDIA_TYPES = {
+    "json": "application/json",
+    "verbose_json": "application/json",
+    "text": "text/plain; charset=utf-8",
+    "srt": "text/plain; charset=utf-8",
+    "vtt": "text/vtt; charset=utf-8",
+}
 CLI_FORMATS = {"text": "txt", "srt": "srt", "vtt": "vtt"}
 
 
 def verbose(result: dict, task: str, duration: float, words: bool) -> dict:
-    body = {"task": task, "language": result["language"], "duration": duration, "text": result["text"],
-            "segments": [{k: s[k] for k in SEGMENT_FIELDS} for s in result["segments"]]}
+    body = {
+        "task": task,
+        "language": result["language"],
+        "duration": duration,
+        "text": result["text"],
+        "segments": [{k: s[k] for k in SEGMENT_FIELDS} for s in result["segments"]],
+    }
     if words:
         body["words"] = [w for s in result["segments"] for w in s.get("words") or ()]
     return body

@@ -116,17 +116,33 @@ class RemoteJob:
                             return
                     raise RuntimeError("the replica ended the request without an answer")
                 except RayActorError as e:
-                    log.warning("ckw serve: %s: engine replica %s died with %s in flight (attempt %d of %d): %s",
-                                self.model.name, self.replica or "?", self.filename, attempt + 1, RETRIES + 1,
-                                str(e).splitlines()[0])
-            self.events.put_nowait(("error", ApiError(
-                503, f"{self.model.name}: {RETRIES + 1} engine replicas died while decoding {self.filename}; retry",
-                code="replica_died", kind="server_error", headers={"Retry-After": "1"})))
+                    log.warning(
+                        "ckw serve: %s: engine replica %s died with %s in flight (attempt %d of %d): %s",
+                        self.model.name,
+                        self.replica or "?",
+                        self.filename,
+                        attempt + 1,
+                        RETRIES + 1,
+                        str(e).splitlines()[0],
+                    )
+            self.events.put_nowait(
+                (
+                    "error",
+                    ApiError(
+                        503,
+                        f"{self.model.name}: {RETRIES + 1} engine replicas died while decoding {self.filename}; retry",
+                        code="replica_died",
+                        kind="server_error",
+                        headers={"Retry-After": "1"},
+                    ),
+                )
+            )
         except asyncio.CancelledError:
             raise
         except Exception as e:  # noqa: BLE001 (a bug or Serve's own failure: answered, never lost)
-            self.events.put_nowait(("error", ApiError(500, f"{self.model.name}: {type(e).__name__}: {e}",
-                                                      kind="server_error")))
+            self.events.put_nowait(
+                ("error", ApiError(500, f"{self.model.name}: {type(e).__name__}: {e}", kind="server_error"))
+            )
         finally:
             self.model.jobs.discard(self)
 

@@ -34,10 +34,16 @@ class ServedModel:
         with self._admit:  # the count and the submit together: no two requests take the last seat
             load = self.streams.load()
             if load["pending"] >= self.streams.max_streams + self.max_queue:
-                raise ApiError(429, f"{self.name}: {load['pending']} requests in flight and queued, the most this "
-                               f"server takes (--max_streams {self.streams.max_streams} + --max_queue "
-                               f"{self.max_queue}); retry after {RETRY_AFTER_S} s", None, "rate_limit_exceeded",
-                               kind="rate_limit_error", headers={"Retry-After": str(RETRY_AFTER_S)})
+                raise ApiError(
+                    429,
+                    f"{self.name}: {load['pending']} requests in flight and queued, the most this "
+                    f"server takes (--max_streams {self.streams.max_streams} + --max_queue "
+                    f"{self.max_queue}); retry after {RETRY_AFTER_S} s",
+                    None,
+                    "rate_limit_exceeded",
+                    kind="rate_limit_error",
+                    headers={"Retry-After": str(RETRY_AFTER_S)},
+                )
             try:
                 request = self.streams.submit(audio, **ask.options)
             except ValueError as e:
@@ -82,9 +88,16 @@ class Job:
         if r.info is not None and limit and r.info.duration > limit:
             r.cancel()
             self._drain()
-            self._put("error", ApiError(400, f"file {self.filename}: {r.info.duration:.1f} s of audio, more than the "
-                                        f"{limit:g} s this server takes (--max_audio_seconds); send a shorter part",
-                                        "file", "audio_too_long"))
+            self._put(
+                "error",
+                ApiError(
+                    400,
+                    f"file {self.filename}: {r.info.duration:.1f} s of audio, more than the "
+                    f"{limit:g} s this server takes (--max_audio_seconds); send a shorter part",
+                    "file",
+                    "audio_too_long",
+                ),
+            )
             return
         if r.info is not None:
             self.duration = r.info.duration

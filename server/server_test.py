@@ -32,9 +32,11 @@ JFK = runfiles.locate("test_audio", "jfk.wav")
 GERMAN = runfiles.locate("test_audio", "multilingual/fleurs-de-001.ogg")
 LONG = runfiles.locate("test_audio", "long/shakespeare_sonnets_I-III_concat.flac")
 HARVARD = runfiles.locate("test_audio", "formats/OSR_us_000_0034_8k.wav")
-CLIPS = sorted(os.path.join(os.path.dirname(runfiles.locate("test_audio", "librispeech/MANIFEST.tsv")), f)
-               for f in os.listdir(os.path.dirname(runfiles.locate("test_audio", "librispeech/MANIFEST.tsv")))
-               if f.endswith(".flac"))[:4]
+CLIPS = sorted(
+    os.path.join(os.path.dirname(runfiles.locate("test_audio", "librispeech/MANIFEST.tsv")), f)
+    for f in os.listdir(os.path.dirname(runfiles.locate("test_audio", "librispeech/MANIFEST.tsv")))
+    if f.endswith(".flac")
+)[:4]
 
 
 @pytest.fixture(scope="module")
@@ -52,12 +54,17 @@ def cli_files(tmp_path_factory):
     def run(path, *flags):
         if (path, flags) not in cache:
             out = tmp_path_factory.mktemp("cli")
-            subprocess.run([CLI, "--wav", path, "--output_format=all", f"--output_dir={out}", "--noverbose", *flags],
-                           check=True, capture_output=True)
+            subprocess.run(
+                [CLI, "--wav", path, "--output_format=all", f"--output_dir={out}", "--noverbose", *flags],
+                check=True,
+                capture_output=True,
+            )
             stem = os.path.splitext(os.path.basename(path))[0]
-            cache[path, flags] = {fmt: (out / f"{stem}.{fmt}").read_text(encoding="utf-8")
-                                  for fmt in ("txt", "json", "srt", "vtt")}
+            cache[path, flags] = {
+                fmt: (out / f"{stem}.{fmt}").read_text(encoding="utf-8") for fmt in ("txt", "json", "srt", "vtt")
+            }
         return cache[path, flags]
+
     return run
 
 
@@ -94,17 +101,29 @@ def test_json_and_verbose_json_equal_the_cli(server, cli_files):
     verbose = transcribe(server, JFK, model="tiny.en", response_format="verbose_json")
     assert verbose.task == "transcribe" and verbose.language == "en" and verbose.text == want["text"]
     assert abs(verbose.duration - 11.0) < 0.01
-    fields = ("id", "seek", "start", "end", "text", "tokens", "temperature", "avg_logprob", "compression_ratio",
-              "no_speech_prob")
-    assert [{k: getattr(s, k) for k in fields} for s in verbose.segments] == \
-        [{k: s[k] for k in fields} for s in want["segments"]]
+    fields = (
+        "id",
+        "seek",
+        "start",
+        "end",
+        "text",
+        "tokens",
+        "temperature",
+        "avg_logprob",
+        "compression_ratio",
+        "no_speech_prob",
+    )
+    assert [{k: getattr(s, k) for k in fields} for s in verbose.segments] == [
+        {k: s[k] for k in fields} for s in want["segments"]
+    ]
     assert not getattr(verbose, "words", None)
 
 
 def test_word_timestamps_equal_the_cli(server, cli_files):
     want = json.loads(cli_files(JFK, "--word_timestamps=True")["json"])
-    got = transcribe(server, JFK, model="tiny.en", response_format="verbose_json",
-                     timestamp_granularities=["word", "segment"])
+    got = transcribe(
+        server, JFK, model="tiny.en", response_format="verbose_json", timestamp_granularities=["word", "segment"]
+    )
     assert [w.model_dump(exclude_none=True) for w in got.words] == [w for s in want["segments"] for w in s["words"]]
     assert [s.end for s in got.segments] == [s["end"] for s in want["segments"]]
 
@@ -112,8 +131,9 @@ def test_word_timestamps_equal_the_cli(server, cli_files):
 def test_translation_of_an_ogg_upload_equals_the_cli(server, cli_files):
     want = cli_files(GERMAN, "--model=base", "--task=translate")
     with open(GERMAN, "rb") as f:
-        got = server.client().audio.translations.create(file=("de.ogg", f.read()), model="base",
-                                                        response_format="verbose_json")
+        got = server.client().audio.translations.create(
+            file=("de.ogg", f.read()), model="base", response_format="verbose_json"
+        )
     assert got.task == "translate" and got.language == "de"
     assert got.text == json.loads(want["json"])["text"]
     with open(GERMAN, "rb") as f:
@@ -146,21 +166,26 @@ def test_options_and_values_are_checked(server):
         data = f.read()
     e = error_of(lambda: server.client().audio.translations.create(file=("jfk.wav", data), model="tiny.en"))
     assert e.status_code == 400
-    e = error_of(lambda: server.client().audio.transcriptions.create(file=("notes.wav", b"RIFF\0\0\0\0WAVEjunk"),
-                                                                     model="tiny.en"))
+    e = error_of(
+        lambda: server.client().audio.transcriptions.create(
+            file=("notes.wav", b"RIFF\0\0\0\0WAVEjunk"), model="tiny.en"
+        )
+    )
     assert e.status_code == 400 and e.body["code"] == "invalid_audio" and "notes.wav" in e.body["message"]
 
 
 def test_an_extension_field_changes_the_decoding_as_the_cli_flag(server, cli_files):
     want = cli_files(JFK, "--beam_size=0")
-    assert transcribe(server, JFK, model="tiny.en", response_format="srt", extra_body={"beam_size": "none"}) == \
-        want["srt"]
+    assert (
+        transcribe(server, JFK, model="tiny.en", response_format="srt", extra_body={"beam_size": "none"}) == want["srt"]
+    )
 
 
 @pytest.fixture(scope="module")
 def gaps_wav(tmp_path_factory):
     """jfk.wav twice between long silences and noise (runtime/testing/speech_gaps.py), as a WAV file."""
     import soundfile
+
     from runtime.testing import speech_gaps
 
     clip = speech_gaps.read_16k(JFK)
@@ -172,39 +197,61 @@ def gaps_wav(tmp_path_factory):
 
 def test_vad_filter_and_parameters_equal_the_cli_flags(server, cli_files, gaps_wav):
     want = json.loads(cli_files(gaps_wav, "--vad_filter=True", "--vad_min_silence_duration_ms=1000")["json"])
-    got = transcribe(server, gaps_wav, model="tiny.en", response_format="verbose_json",
-                     extra_body={"vad_filter": "true", "vad_parameters": json.dumps({"min_silence_duration_ms": 1000})})
+    got = transcribe(
+        server,
+        gaps_wav,
+        model="tiny.en",
+        response_format="verbose_json",
+        extra_body={"vad_filter": "true", "vad_parameters": json.dumps({"min_silence_duration_ms": 1000})},
+    )
     assert got.text == want["text"] and got.text.lower().count("ask not what your country") == 2
-    assert [(s.start, s.end, s.text) for s in got.segments] == [(s["start"], s["end"], s["text"])
-                                                                for s in want["segments"]]
+    assert [(s.start, s.end, s.text) for s in got.segments] == [
+        (s["start"], s["end"], s["text"]) for s in want["segments"]
+    ]
     assert got.duration == pytest.approx(33.0, abs=0.01) and got.segments[0].start > 3.5  # the recording's timeline
-    plain = transcribe(server, gaps_wav, model="tiny.en", response_format="verbose_json",
-                       extra_body={"vad_filter": "0"})
+    plain = transcribe(
+        server, gaps_wav, model="tiny.en", response_format="verbose_json", extra_body={"vad_filter": "0"}
+    )
     assert plain.duration == got.duration
 
 
 def test_translation_with_vad_filter_equals_the_cli(server, cli_files):
     want = json.loads(cli_files(GERMAN, "--model=base", "--task=translate", "--vad_filter")["json"])
     with open(GERMAN, "rb") as f:
-        got = server.client().audio.translations.create(file=("de.ogg", f.read()), model="base",
-                                                        response_format="verbose_json",
-                                                        extra_body={"vad_filter": "true"})
+        got = server.client().audio.translations.create(
+            file=("de.ogg", f.read()), model="base", response_format="verbose_json", extra_body={"vad_filter": "true"}
+        )
     assert got.task == "translate" and got.language == "de" and got.text == want["text"]
 
 
-@pytest.mark.parametrize("fields,param,message", [
-    ({"vad_filter": "true", "vad_parameters": '{"threshold": 2}'}, "vad_parameters",
-     "vad_parameters: threshold=2 must be between 0 and 1"),
-    ({"vad_filter": "true", "vad_parameters": '{"window_size_samples": 512}'}, "vad_parameters",
-     "vad_parameters: 'window_size_samples' is not a VAD option"),
-    ({"vad_filter": "true", "vad_parameters": "threshold=0.6"}, "vad_parameters",
-     "vad_parameters='threshold=0.6' is not JSON"),
-    ({"vad_filter": "true", "vad_parameters": "[0.6]"}, "vad_parameters",
-     "vad_parameters='[0.6]' is not a JSON object"),
-    ({"vad_parameters": '{"threshold": 0.6}'}, "vad_parameters", "vad_parameters is given without vad_filter=True"),
-    ({"vad_filter": "maybe"}, "vad_filter", "vad_filter='maybe' is not a boolean"),
-    ({"vad_filter": "true", "clip_timestamps": "1,3"}, "vad_filter", "vad_filter=True with clip_timestamps='1,3'"),
-])
+@pytest.mark.parametrize(
+    "fields,param,message",
+    [
+        (
+            {"vad_filter": "true", "vad_parameters": '{"threshold": 2}'},
+            "vad_parameters",
+            "vad_parameters: threshold=2 must be between 0 and 1",
+        ),
+        (
+            {"vad_filter": "true", "vad_parameters": '{"window_size_samples": 512}'},
+            "vad_parameters",
+            "vad_parameters: 'window_size_samples' is not a VAD option",
+        ),
+        (
+            {"vad_filter": "true", "vad_parameters": "threshold=0.6"},
+            "vad_parameters",
+            "vad_parameters='threshold=0.6' is not JSON",
+        ),
+        (
+            {"vad_filter": "true", "vad_parameters": "[0.6]"},
+            "vad_parameters",
+            "vad_parameters='[0.6]' is not a JSON object",
+        ),
+        ({"vad_parameters": '{"threshold": 0.6}'}, "vad_parameters", "vad_parameters is given without vad_filter=True"),
+        ({"vad_filter": "maybe"}, "vad_filter", "vad_filter='maybe' is not a boolean"),
+        ({"vad_filter": "true", "clip_timestamps": "1,3"}, "vad_filter", "vad_filter=True with clip_timestamps='1,3'"),
+    ],
+)
 def test_bad_vad_fields_are_400_naming_the_field(server, fields, param, message):
     e = error_of(lambda: transcribe(server, JFK, model="tiny.en", extra_body=fields))
     assert e.status_code == 400 and e.body["param"] == param and e.body["message"].startswith(message), e.body
@@ -250,13 +297,23 @@ def test_a_disconnected_client_frees_its_request(server):
     with open(LONG, "rb") as f:
         data = f.read()
     boundary = "ckwtestboundary"
-    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\ntiny.en\r\n"
-            f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"long.flac\"\r\n"
-            f"Content-Type: application/octet-stream\r\n\r\n").encode() + data + f"\r\n--{boundary}--\r\n".encode()
+    body = (
+        (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="model"\r\n\r\ntiny.en\r\n'
+            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="long.flac"\r\n'
+            f"Content-Type: application/octet-stream\r\n\r\n"
+        ).encode()
+        + data
+        + f"\r\n--{boundary}--\r\n".encode()
+    )
     sock = socket.create_connection(("127.0.0.1", server.port))
-    sock.sendall((f"POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {KEY}\r\n"
-                  f"Content-Type: multipart/form-data; boundary={boundary}\r\nContent-Length: {len(body)}\r\n\r\n"
-                  ).encode() + body)
+    sock.sendall(
+        (
+            f"POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {KEY}\r\n"
+            f"Content-Type: multipart/form-data; boundary={boundary}\r\nContent-Length: {len(body)}\r\n\r\n"
+        ).encode()
+        + body
+    )
     deadline = time.monotonic() + 30
     while metric(server, "ckw_active_sequences", model="tiny.en") == 0:
         assert time.monotonic() < deadline, "the request never started decoding"
@@ -274,13 +331,28 @@ def test_a_disconnected_client_frees_its_request(server):
 def silence_wav(seconds: int, rate: int = 8000) -> bytes:
     """A mono 16-bit WAV of zeros: long audio in few bytes."""
     n = 2 * rate * seconds
-    return (b"RIFF" + struct.pack("<I", 36 + n) + b"WAVEfmt " + struct.pack("<IHHIIHH", 16, 1, 1, rate, 2 * rate, 2, 16)
-            + b"data" + struct.pack("<I", n) + bytes(n))
+    return (
+        b"RIFF"
+        + struct.pack("<I", 36 + n)
+        + b"WAVEfmt "
+        + struct.pack("<IHHIIHH", 16, 1, 1, rate, 2 * rate, 2, 16)
+        + b"data"
+        + struct.pack("<I", n)
+        + bytes(n)
+    )
 
 
 def test_limits_answer_in_openais_shape(tmp_path):
-    s = Server(tmp_path, "--model=tiny.en", "--max_streams=1", "--max_queue=0", "--max_upload_mb=1",
-               "--max_audio_seconds=40", "--alias=", "--api_key=")
+    s = Server(
+        tmp_path,
+        "--model=tiny.en",
+        "--max_streams=1",
+        "--max_queue=0",
+        "--max_upload_mb=1",
+        "--max_audio_seconds=40",
+        "--alias=",
+        "--api_key=",
+    )
     try:
         with open(LONG, "rb") as f:
             big = f.read()
@@ -289,8 +361,9 @@ def test_limits_answer_in_openais_shape(tmp_path):
         assert e.status_code == 413 and e.body["code"] == "file_too_large"
         e = error_of(lambda: transcribe(s, JFK, model="whisper-1"))
         assert e.status_code == 400 and e.body["code"] == "model_not_found"
-        e = error_of(lambda: s.client().audio.transcriptions.create(file=("silence.wav", silence_wav(41)),
-                                                                    model="tiny.en"))
+        e = error_of(
+            lambda: s.client().audio.transcriptions.create(file=("silence.wav", silence_wav(41)), model="tiny.en")
+        )
         assert e.status_code == 400 and e.body["code"] == "audio_too_long" and "silence.wav" in e.body["message"]
         # One slot, no queue: a second request while one decodes (35 s of speech) is refused.
         first = concurrent.futures.ThreadPoolExecutor(1).submit(lambda: transcribe(s, HARVARD, model="tiny.en"))

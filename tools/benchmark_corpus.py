@@ -54,8 +54,14 @@ def in_process_loop(model: str, paths, threads: int):
 def corpus_run(model: str, input_path: str, workers: int, scratch: str):
     """(audio seconds, batch wall seconds, overhead per file in s) of one //tools:transcribe_corpus run."""
     out = os.path.join(scratch, f"{model}-{workers}")  # a fresh output folder: nothing to skip
-    cmd = [runfiles.locate("ckw", "tools/transcribe_corpus"), f"--input={input_path}", f"--output_dir={out}",
-           f"--model={model}", f"--workers={workers}", "--threads_per_worker=1"]
+    cmd = [
+        runfiles.locate("ckw", "tools/transcribe_corpus"),
+        f"--input={input_path}",
+        f"--output_dir={out}",
+        f"--model={model}",
+        f"--workers={workers}",
+        "--threads_per_worker=1",
+    ]
     result = subprocess.run(cmd, stderr=subprocess.PIPE, text=True, check=False)
     match = SUMMARY.search(result.stderr)
     if result.returncode != 0 or not match:
@@ -65,8 +71,9 @@ def corpus_run(model: str, input_path: str, workers: int, scratch: str):
         records = [r for r in map(json.loads, f) if "file" in r]
     started = {(r["file"], r["attempt"]): r["time"] for r in records if r["status"] == "started"}
     # Per file: the driver's dispatch-to-journaled time minus the worker's own time on the file.
-    overhead = statistics.median(r["time"] - started[r["file"], r["attempt"]] - r["wall_seconds"]
-                                 for r in records if r["status"] == "done")
+    overhead = statistics.median(
+        r["time"] - started[r["file"], r["attempt"]] - r["wall_seconds"] for r in records if r["status"] == "done"
+    )
     return audio, wall, overhead
 
 
@@ -84,16 +91,24 @@ def main(argv):
                 audio, wall, idle = corpus_run(model, input_path, workers, os.path.join(scratch, str(round_)))
                 batch[model, workers].append(audio / wall)
                 overhead[model, workers].append(idle)
-    print(f"\n{len(paths)} files from {input_path}; CPU: {_cpu_name()}, {os.cpu_count()} CPUs; medians of "
-          f"{FLAGS.rounds} rounds")
-    print(f"{'model':6} {'workers':>7} {'loop audio s/s':>15} {'corpus audio s/s':>17} {'corpus/loop':>12} "
-          f"{'overhead/file':>14}")
+    print(
+        f"\n{len(paths)} files from {input_path}; CPU: {_cpu_name()}, {os.cpu_count()} CPUs; medians of "
+        f"{FLAGS.rounds} rounds"
+    )
+    print(
+        f"{'model':6} {'workers':>7} {'loop audio s/s':>15} {'corpus audio s/s':>17} {'corpus/loop':>12} "
+        f"{'overhead/file':>14}"
+    )
     for model, workers in configs:
         peer, ours = statistics.median(loop[model, workers]), statistics.median(batch[model, workers])
-        print(f"{model:6} {workers:7d} {peer:15.2f} {ours:17.2f} {ours / peer:11.2f}x "
-              f"{1000 * statistics.median(overhead[model, workers]):11.0f} ms")
-    print("loop: one engine with as many threads as the corpus has workers, the files in turn, in one process; "
-          "corpus: that many Ray actors x 1 thread")
+        print(
+            f"{model:6} {workers:7d} {peer:15.2f} {ours:17.2f} {ours / peer:11.2f}x "
+            f"{1000 * statistics.median(overhead[model, workers]):11.0f} ms"
+        )
+    print(
+        "loop: one engine with as many threads as the corpus has workers, the files in turn, in one process; "
+        "corpus: that many Ray actors x 1 thread"
+    )
     sys.stdout.flush()
 
 

@@ -17,8 +17,14 @@ PEERS = ("fw-fp32", "fw-int8") + WHISPER_CPP
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench") / "bench.json"
-    cmd = [runfiles.locate("ckw", "tools/benchmark_e2e"), "--models=tiny", "--runs=1", "--long_minutes=0.5",
-           "--pause_ms=0", f"--json={out}"]
+    cmd = [
+        runfiles.locate("ckw", "tools/benchmark_e2e"),
+        "--models=tiny",
+        "--runs=1",
+        "--long_minutes=0.5",
+        "--pause_ms=0",
+        f"--json={out}",
+    ]
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
     print(result.stdout, result.stderr[-3000:])
     assert result.returncode == 0
@@ -29,8 +35,12 @@ def run(tmp_path_factory):
 def test_rows_engines_and_stages(run):
     _, report = run
     assert [(r["model"], r["long_form"], r["beam_size"], r["precision"]) for r in report["rows"]] == [
-        ("tiny", False, None, "fp32"), ("tiny", False, None, "bf16"), ("tiny", False, None, "int8"),
-        ("tiny", False, 5, "fp32"), ("tiny", True, None, "fp32")]
+        ("tiny", False, None, "fp32"),
+        ("tiny", False, None, "bf16"),
+        ("tiny", False, None, "int8"),
+        ("tiny", False, 5, "fp32"),
+        ("tiny", True, None, "fp32"),
+    ]
     greedy, bf16, int8, beams, long_form = report["rows"]
     # The bf16 and int8 builds against the peers and the fp32 build, on the same clip.
     for row, label in ((bf16, "ckw-bf16"), (int8, "ckw-int8")):
@@ -50,7 +60,8 @@ def test_rows_engines_and_stages(run):
         for label in ("ckw",) + whisper_cpp:
             assert all(engines[label]["median_ms"][s] is not None for s in STAGES), label
             assert label == "ckw" or row["ratios"][label]["total"] == pytest.approx(
-                engines["ckw"]["median_ms"]["total"] / engines[label]["median_ms"]["total"])
+                engines["ckw"]["median_ms"]["total"] / engines[label]["median_ms"]["total"]
+            )
         for label in ("fw-fp32", "fw-int8"):
             ms = engines[label]["median_ms"]
             assert ms["prefill"] is None and ms["encoder"] > 0 and ms["total"] > 0
@@ -71,7 +82,10 @@ def test_rows_engines_and_stages(run):
     assert report["ggml_type"] == "f16, q8_0, q5_1"
     made = report["ggml"]["tiny"]
     assert {k: (v["ftype"], v["header_ftype"]) for k, v in made.items()} == {
-        "f16": ("f16", 1), "q8_0": ("q8_0", 2007), "q5_1": ("q5_1", 2009)}
+        "f16": ("f16", 1),
+        "q8_0": ("q8_0", 2007),
+        "q5_1": ("q5_1", 2009),
+    }
     assert made["q5_1"]["bytes"] < made["q8_0"]["bytes"] < made["f16"]["bytes"]
     assert report["ckw_isa"] in ("avx512", "avx2", "scalar")
 

@@ -20,10 +20,10 @@ child process, srt output: wall time and peak RSS include loading the model); th
 in-process on the same samples once their model is loaded, with openai-whisper's transcribe()
 defaults (greedy, temperature fallback 0.0-1.0, thresholds 2.4 / -1.0 / 0.6, conditioning on
 the previous text, the language detected on multilingual models as ckw's CLI does; fp16=False;
-faster-whisper: beam_size=1, the same options, float32 and int8). Peak RSS of the CLI comes from the kernel (ru_maxrss) and from sampling
-/proc/<pid>/status (RssAnon: memory beyond the mapped weights file, which counts as RssFile).
-Timings on a shared machine are noisy: `--repeats N` interleaves N rounds and keeps each
-engine's fastest; read the ratios.
+faster-whisper: beam_size=1, the same options, float32 and int8). Peak RSS of the CLI comes
+from the kernel (ru_maxrss) and from sampling /proc/<pid>/status (RssAnon: memory beyond the
+mapped weights file, which counts as RssFile). Timings on a shared machine are noisy:
+`--repeats N` interleaves N rounds and keeps each engine's fastest; read the ratios.
 """
 
 import logging
@@ -52,17 +52,27 @@ RECORDINGS = ("joined", "gaps")
 flags.DEFINE_float("minutes", 10.0, "Length of the timed recording (0: skip the timing table).")
 flags.DEFINE_float("rss_minutes", 0.0, "Also measure the CLI's peak RSS on a recording this long (0: skip).")
 flags.DEFINE_list("models", ["tiny", "base"], "Variants to measure.")
-flags.DEFINE_integer("threads", 2, "Threads for every engine (ckw's --threads, torch's and faster-whisper's cpu_threads).",
-                     lower_bound=1)
+flags.DEFINE_integer(
+    "threads", 2, "Threads for every engine (ckw's --threads, torch's and faster-whisper's cpu_threads).", lower_bound=1
+)
 flags.DEFINE_list("peers", ["openai-whisper", "faster-whisper"], "Peers to time (empty: ckw only).")
-flags.DEFINE_integer("repeats", 1, "Rounds over all engines (interleaved, so load from elsewhere hits them alike); "
-                     "the table shows each engine's fastest.")
+flags.DEFINE_integer(
+    "repeats",
+    1,
+    "Rounds over all engines (interleaved, so load from elsewhere hits them alike); "
+    "the table shows each engine's fastest.",
+)
 flags.DEFINE_list("modes", list(MODES), "Modes to time: sequential, vad, batched, batched-ts (module docstring).")
 flags.DEFINE_list("recordings", list(RECORDINGS), "Recordings to time them on: joined, gaps (module docstring).")
 flags.DEFINE_list("precisions", ["fp32", "int8"], "ckw builds timed in every mode (fp32 always, the ratios' base).")
 flags.DEFINE_integer("batch_size", 8, "Chunks at once in the batched mode, for ckw and faster-whisper.", lower_bound=1)
-flags.DEFINE_enum("isa", "best", isa.CHOICES, "Instruction set for the whole run. avx2: on a machine with AVX-512, "
-                  "ckw's and faster-whisper's AVX2 paths (CKW_ISA=avx2, CT2_FORCE_CPU_ISA=AVX2), as benchmark_e2e's.")
+flags.DEFINE_enum(
+    "isa",
+    "best",
+    isa.CHOICES,
+    "Instruction set for the whole run. avx2: on a machine with AVX-512, "
+    "ckw's and faster-whisper's AVX2 paths (CKW_ISA=avx2, CT2_FORCE_CPU_ISA=AVX2), as benchmark_e2e's.",
+)
 flags.DEFINE_string("keep", None, "Directory to keep the recordings and ckw's srt files in (default: a temporary one).")
 
 TEMPERATURES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
@@ -88,20 +98,34 @@ def _cpu_name() -> str:
 
 # The CLI's flags per mode (greedy in every mode: the peers' transcribe() default; the CLI's own is
 # beam search, 5 beams).
-CLI_MODE_FLAGS = {"sequential": [], "vad": ["--vad_filter=True"],
-                  "batched": ["--batch_size={batch_size}", "--without_timestamps=True"],
-                  "batched-ts": ["--batch_size={batch_size}", "--without_timestamps=False"]}
+CLI_MODE_FLAGS = {
+    "sequential": [],
+    "vad": ["--vad_filter=True"],
+    "batched": ["--batch_size={batch_size}", "--without_timestamps=True"],
+    "batched-ts": ["--batch_size={batch_size}", "--without_timestamps=False"],
+}
 
 
-def run_cli(variant: str, wav: str, out_dir: str, threads: int, mode: str = "sequential",
-            precision: str = "fp32") -> dict:
+def run_cli(
+    variant: str, wav: str, out_dir: str, threads: int, mode: str = "sequential", precision: str = "fp32"
+) -> dict:
     """ckw's CLI in a child process: wall seconds, peak RSS (MB) total and anonymous, srt cues and
     their text."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    cmd = [sys.executable, "-m", "tools.transcribe", f"--wav={wav}", f"--model={MODEL_NAMES[variant]}",
-           "--output_format=srt",
-           f"--output_dir={out_dir}", "--noverbose", f"--threads={threads}", "--beam_size=0",
-           f"--precision={precision}", *(f.format(batch_size=FLAGS.batch_size) for f in CLI_MODE_FLAGS[mode])]
+    cmd = [
+        sys.executable,
+        "-m",
+        "tools.transcribe",
+        f"--wav={wav}",
+        f"--model={MODEL_NAMES[variant]}",
+        "--output_format=srt",
+        f"--output_dir={out_dir}",
+        "--noverbose",
+        f"--threads={threads}",
+        "--beam_size=0",
+        f"--precision={precision}",
+        *(f.format(batch_size=FLAGS.batch_size) for f in CLI_MODE_FLAGS[mode]),
+    ]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     peak = {"anon": 0, "file": 0}
@@ -124,9 +148,14 @@ def run_cli(variant: str, wav: str, out_dir: str, threads: int, mode: str = "seq
     srt_path = os.path.join(out_dir, os.path.splitext(os.path.basename(wav))[0] + ".srt")
     with open(srt_path, encoding="utf-8") as f:
         cues = [block.splitlines() for block in f.read().split("\n\n") if " --> " in block]
-    return {"seconds": seconds, "rss_mb": usage.ru_maxrss / 1024, "anon_mb": peak["anon"] / 1024,
-            "file_mb": peak["file"] / 1024, "segments": len(cues),
-            "text": " ".join(" ".join(lines[2:]) for lines in cues)}
+    return {
+        "seconds": seconds,
+        "rss_mb": usage.ru_maxrss / 1024,
+        "anon_mb": peak["anon"] / 1024,
+        "file_mb": peak["file"] / 1024,
+        "segments": len(cues),
+        "text": " ".join(" ".join(lines[2:]) for lines in cues),
+    }
 
 
 def time_openai(variant: str, audio, threads: int) -> dict:
@@ -136,25 +165,33 @@ def time_openai(variant: str, audio, threads: int) -> dict:
     return {"seconds": seconds, "segments": len(result["segments"]), "text": result["text"]}
 
 
-def time_faster_whisper(variant: str, audio, threads: int, scratch: str, compute_type: str,
-                        mode: str = "sequential") -> dict:
+def time_faster_whisper(
+    variant: str, audio, threads: int, scratch: str, compute_type: str, mode: str = "sequential"
+) -> dict:
     from faster_whisper import BatchedInferencePipeline, WhisperModel
 
     # One CTranslate2 folder per variant serves both compute types (converted when loaded).
-    model = WhisperModel(ctranslate2_model_dir(variant, scratch), device="cpu",
-                         compute_type=compute_type, cpu_threads=threads)
+    model = WhisperModel(
+        ctranslate2_model_dir(variant, scratch), device="cpu", compute_type=compute_type, cpu_threads=threads
+    )
     t0 = time.perf_counter()
     if mode.startswith("batched"):
-        segments, _ = BatchedInferencePipeline(model).transcribe(audio, beam_size=1, batch_size=FLAGS.batch_size,
-                                                                 without_timestamps=mode == "batched")
+        segments, _ = BatchedInferencePipeline(model).transcribe(
+            audio, beam_size=1, batch_size=FLAGS.batch_size, without_timestamps=mode == "batched"
+        )
     else:
-        segments, _ = model.transcribe(audio, beam_size=1, temperature=list(TEMPERATURES),
-                                       compression_ratio_threshold=2.4, log_prob_threshold=-1.0,
-                                       no_speech_threshold=0.6, condition_on_previous_text=True,
-                                       vad_filter=mode == "vad")
+        segments, _ = model.transcribe(
+            audio,
+            beam_size=1,
+            temperature=list(TEMPERATURES),
+            compression_ratio_threshold=2.4,
+            log_prob_threshold=-1.0,
+            no_speech_threshold=0.6,
+            condition_on_previous_text=True,
+            vad_filter=mode == "vad",
+        )
     segments = list(segments)  # lazy: decoding happens here
-    return {"seconds": time.perf_counter() - t0, "segments": len(segments),
-            "text": " ".join(s.text for s in segments)}
+    return {"seconds": time.perf_counter() - t0, "segments": len(segments), "text": " ".join(s.text for s in segments)}
 
 
 def engines_of(mode: str, variant: str, wav: str, audio, work: str) -> dict:
@@ -166,8 +203,9 @@ def engines_of(mode: str, variant: str, wav: str, audio, work: str) -> dict:
         engines["openai-whisper"] = lambda: time_openai(variant, audio, threads)
     if "faster-whisper" in FLAGS.peers:
         for compute in ("float32", "int8") if mode == "sequential" else ("int8",):
-            engines[f"faster-whisper {compute}"] = \
-                lambda c=compute: time_faster_whisper(variant, audio, threads, work, c, mode)
+            engines[f"faster-whisper {compute}"] = lambda c=compute: time_faster_whisper(
+                variant, audio, threads, work, c, mode
+            )
     return engines
 
 
@@ -185,8 +223,11 @@ def recording(name: str, folder: str, seconds: float) -> tuple:
 
 def _row(variant: str, mode: str, engine: str, r: dict, ours: dict, audio_seconds: float) -> None:
     """One line of the table."""
-    print(f"{variant:<6} {mode:<10} {engine:<22} {r['seconds']:8.1f} {audio_seconds / r['seconds']:11.1f} "
-          f"{r['seconds'] / ours['seconds']:7.2f} {r['segments']:9d} {r['wer']:6.2f}", flush=True)
+    print(
+        f"{variant:<6} {mode:<10} {engine:<22} {r['seconds']:8.1f} {audio_seconds / r['seconds']:11.1f} "
+        f"{r['seconds'] / ours['seconds']:7.2f} {r['segments']:9d} {r['wer']:6.2f}",
+        flush=True,
+    )
 
 
 def main(argv):
@@ -205,10 +246,15 @@ def main(argv):
         wav = os.path.join(work, f"librispeech_{name}_{FLAGS.minutes:g}min.wav")
         write_wav(wav, audio)
         seconds = audio.size / 16000
-        print(f"\n{os.path.basename(wav)}: {seconds:.1f} s of audio, {len(reference.split())} reference words; "
-              "ratio = engine / ckw fp32 wall time in the same mode (> 1: ckw is faster)")
-        print(f"{'model':<6} {'mode':<10} {'engine':<22} {'wall s':>8} {'x realtime':>11} {'ratio':>7} "
-              f"{'segments':>9} {'WER %':>6}", flush=True)
+        print(
+            f"\n{os.path.basename(wav)}: {seconds:.1f} s of audio, {len(reference.split())} reference words; "
+            "ratio = engine / ckw fp32 wall time in the same mode (> 1: ckw is faster)"
+        )
+        print(
+            f"{'model':<6} {'mode':<10} {'engine':<22} {'wall s':>8} {'x realtime':>11} {'ratio':>7} "
+            f"{'segments':>9} {'WER %':>6}",
+            flush=True,
+        )
         for variant in FLAGS.models:
             for mode in FLAGS.modes:
                 engines = engines_of(mode, variant, wav, audio, work)
@@ -216,8 +262,9 @@ def main(argv):
                 for _ in range(FLAGS.repeats):
                     for engine, measure in engines.items():
                         r = measure()
-                        best[engine] = r if engine not in best or r["seconds"] < best[engine]["seconds"] else \
-                            best[engine]
+                        best[engine] = (
+                            r if engine not in best or r["seconds"] < best[engine]["seconds"] else best[engine]
+                        )
                 ours = best[next(iter(engines))]
                 for engine, r in best.items():
                     r["wer"] = word_error_rate(r["text"], reference)
@@ -228,13 +275,18 @@ def main(argv):
         write_wav(wav, audio)
         del audio
         print(f"\npeak RSS of the CLI on {os.path.basename(wav)} ({os.path.getsize(wav) / 2**20:.0f} MB of WAV)")
-        print(f"{'model':<6} {'weights MB':>10} {'peak RSS MB':>12} {'anon MB':>8} {'file MB':>8} {'wall s':>8}",
-              flush=True)
+        print(
+            f"{'model':<6} {'weights MB':>10} {'peak RSS MB':>12} {'anon MB':>8} {'file MB':>8} {'wall s':>8}",
+            flush=True,
+        )
         for variant in FLAGS.models:
             weights = os.path.getsize(runfiles.locate(f"whisper_{variant}", "weights.bin")) / 2**20
             r = run_cli(variant, wav, work, FLAGS.threads)
-            print(f"{variant:<6} {weights:10.0f} {r['rss_mb']:12.0f} {r['anon_mb']:8.0f} {r['file_mb']:8.0f} "
-                  f"{r['seconds']:8.1f}", flush=True)
+            print(
+                f"{variant:<6} {weights:10.0f} {r['rss_mb']:12.0f} {r['anon_mb']:8.0f} {r['file_mb']:8.0f} "
+                f"{r['seconds']:8.1f}",
+                flush=True,
+            )
     print(f"(this process: peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB)")
     sys.stdout.flush()
 

@@ -9,17 +9,32 @@ import pytest
 
 from runtime import runfiles
 
-ROWS = [("sequential", "ckw fp32 CLI"), ("sequential", "ckw int8 CLI"), ("sequential", "faster-whisper float32"),
-        ("sequential", "faster-whisper int8"), ("vad", "ckw fp32 CLI"), ("vad", "ckw int8 CLI"),
-        ("vad", "faster-whisper int8"), ("batched", "ckw fp32 CLI"), ("batched", "ckw int8 CLI"),
-        ("batched", "faster-whisper int8"), ("batched-ts", "ckw fp32 CLI"), ("batched-ts", "ckw int8 CLI"),
-        ("batched-ts", "faster-whisper int8")]
+ROWS = [
+    ("sequential", "ckw fp32 CLI"),
+    ("sequential", "ckw int8 CLI"),
+    ("sequential", "faster-whisper float32"),
+    ("sequential", "faster-whisper int8"),
+    ("vad", "ckw fp32 CLI"),
+    ("vad", "ckw int8 CLI"),
+    ("vad", "faster-whisper int8"),
+    ("batched", "ckw fp32 CLI"),
+    ("batched", "ckw int8 CLI"),
+    ("batched", "faster-whisper int8"),
+    ("batched-ts", "ckw fp32 CLI"),
+    ("batched-ts", "ckw int8 CLI"),
+    ("batched-ts", "faster-whisper int8"),
+]
 
 
 @pytest.fixture(scope="module")
 def tables() -> dict:
-    cmd = [runfiles.locate("ckw", "tools/benchmark_longform"), "--minutes=0.67", "--models=tiny",
-           "--peers=faster-whisper", "--batch_size=4"]
+    cmd = [
+        runfiles.locate("ckw", "tools/benchmark_longform"),
+        "--minutes=0.67",
+        "--models=tiny",
+        "--peers=faster-whisper",
+        "--batch_size=4",
+    ]
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=900, check=False)
     print(result.stdout, result.stderr[-3000:])
     assert result.returncode == 0
@@ -31,8 +46,9 @@ def tables() -> dict:
         elif line.startswith("tiny "):
             fields = line.split()
             mode, engine, numbers = fields[1], " ".join(fields[2:-5]), [float(x) for x in fields[-5:]]
-            out[recording].append((mode, engine, dict(zip(("seconds", "realtime", "ratio", "segments", "wer"),
-                                                          numbers))))
+            out[recording].append(
+                (mode, engine, dict(zip(("seconds", "realtime", "ratio", "segments", "wer"), numbers)))
+            )
     return out
 
 
@@ -45,4 +61,3 @@ def test_every_mode_on_both_recordings(tables):
             assert r["wer"] < 25.0, (mode, engine, r)  # tiny.en on clean LibriSpeech: a few percent
             if engine == "ckw fp32 CLI":
                 assert r["ratio"] == 1.0
-

@@ -35,15 +35,21 @@ flags.DEFINE_list("clients", ["1", "4", "16"], "Concurrent clients per run.")
 flags.DEFINE_integer("requests", 48, "Requests per run (the same list for every run).", lower_bound=1)
 flags.DEFINE_integer("long_every", 12, "Every N-th request is the long recording (0: none).", lower_bound=0)
 flags.DEFINE_integer("max_streams", 8, "--max_streams of the multi-stream server.", lower_bound=1)
-flags.DEFINE_integer("ray_replicas", 0, "Also the server on Ray Serve (a local Ray instance) with this many engine "
-                     "replicas of one thread each, --max_streams each (0: not run).", lower_bound=0)
+flags.DEFINE_integer(
+    "ray_replicas",
+    0,
+    "Also the server on Ray Serve (a local Ray instance) with this many engine "
+    "replicas of one thread each, --max_streams each (0: not run).",
+    lower_bound=0,
+)
 
 
 def transcribe(client: openai.OpenAI, path: str, data: bytes) -> tuple[float, str, float]:
     """(latency s, text, audio s) of one request."""
     t0 = time.perf_counter()
-    r = client.audio.transcriptions.create(file=(os.path.basename(path), data), model=FLAGS.model,
-                                           response_format="verbose_json")
+    r = client.audio.transcriptions.create(
+        file=(os.path.basename(path), data), model=FLAGS.model, response_format="verbose_json"
+    )
     return time.perf_counter() - t0, r.text, r.duration
 
 
@@ -82,39 +88,59 @@ def main(argv):
     del argv
     jobs = workload()
     counts = [int(n) for n in FLAGS.clients]
-    print(f"{len(jobs)} requests ({sum(j[2] for j in jobs)} long) per run, model {FLAGS.model}; CPU: "
-          f"{sgemm.cpu_info()['model']}, {os.cpu_count()} CPUs")
+    print(
+        f"{len(jobs)} requests ({sum(j[2] for j in jobs)} long) per run, model {FLAGS.model}; CPU: "
+        f"{sgemm.cpu_info()['model']}, {os.cpu_count()} CPUs"
+    )
     rows = []
     with tempfile.TemporaryDirectory(prefix="ckw-benchmark-serve-") as logs:
         servers = [("one at a time", ["--max_streams=1"]), ("multi-stream", [f"--max_streams={FLAGS.max_streams}"])]
         if FLAGS.ray_replicas:
-            servers.append((f"ray {FLAGS.ray_replicas}x1", ["--ray", f"--replicas={FLAGS.ray_replicas}", "--threads=1",
-                                                            f"--max_streams={FLAGS.max_streams}"]))
+            servers.append(
+                (
+                    f"ray {FLAGS.ray_replicas}x1",
+                    ["--ray", f"--replicas={FLAGS.ray_replicas}", "--threads=1", f"--max_streams={FLAGS.max_streams}"],
+                )
+            )
         for name, server_flags in servers:
             server = running.Server(logs, f"--model={FLAGS.model}", "--max_queue=10000", *server_flags, timeout=300)
             client = server.client(key="-", timeout=3600)
             try:
                 transcribe(client, jobs[0][0], jobs[0][1])  # warm-up
-                solo = {path: transcribe(client, path, data) for path, data, _ in dict.fromkeys(
-                    (j[0], j[1], j[2]) for j in jobs)}
+                solo = {
+                    path: transcribe(client, path, data)
+                    for path, data, _ in dict.fromkeys((j[0], j[1], j[2]) for j in jobs)
+                }
                 solo_short = [solo[p][0] for p, _, is_long in jobs if not is_long]
                 for n in counts:
                     wall, done = run(client, jobs, n)
                     same = sum(text != solo[job[0]][1] for (_, text, _, _), job in zip(done, jobs))
                     short = [lat for lat, _, _, is_long in done if not is_long]
-                    rows.append((name, n, len(done) / wall, sum(a for _, _, a, _ in done) / wall,
-                                 percentiles(short), percentiles([lat for lat, _, _, is_long in done if is_long]),
-                                 statistics.quantiles(short, n=100, method="inclusive")[94]
-                                 / statistics.quantiles(solo_short, n=100, method="inclusive")[94],
-                                 "identical texts" if not same else f"{same} texts differ"))
+                    rows.append(
+                        (
+                            name,
+                            n,
+                            len(done) / wall,
+                            sum(a for _, _, a, _ in done) / wall,
+                            percentiles(short),
+                            percentiles([lat for lat, _, _, is_long in done if is_long]),
+                            statistics.quantiles(short, n=100, method="inclusive")[94]
+                            / statistics.quantiles(solo_short, n=100, method="inclusive")[94],
+                            "identical texts" if not same else f"{same} texts differ",
+                        )
+                    )
             finally:
                 server.stop()
     base = {n: audio for name, n, _, audio, *_ in rows if name == "one at a time"}
-    print(f"\n{'server':14} {'clients':>7} {'req/s':>6} {'audio s/s':>9} {'vs 1-at-a-time':>14}   "
-          f"{'short p50/p95/p99 s':>20}   {'long p50/p95/p99 s':>20} {'short p95 / solo':>16}  check")
+    print(
+        f"\n{'server':14} {'clients':>7} {'req/s':>6} {'audio s/s':>9} {'vs 1-at-a-time':>14}   "
+        f"{'short p50/p95/p99 s':>20}   {'long p50/p95/p99 s':>20} {'short p95 / solo':>16}  check"
+    )
     for name, n, rps, audio, short, long, ratio, check in rows:
-        print(f"{name:14} {n:7d} {rps:6.2f} {audio:9.1f} {audio / base[n]:13.2f}x   {short:>20}   {long:>20} "
-              f"{ratio:15.2f}x  {check}")
+        print(
+            f"{name:14} {n:7d} {rps:6.2f} {audio:9.1f} {audio / base[n]:13.2f}x   {short:>20}   {long:>20} "
+            f"{ratio:15.2f}x  {check}"
+        )
     sys.stdout.flush()
 
 

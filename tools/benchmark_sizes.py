@@ -33,15 +33,24 @@ from runtime import runfiles
 from tools.bench import floors, report, sgemm, sizes
 
 FLAGS = flags.FLAGS
-flags.DEFINE_list("synthetic", ["small", "large-v3-turbo"], f"Published models to time on seeded weights of "
-                  f"their layout: {', '.join(sizes.SIZES)} (the issue's sizes) or any other of layout.py's STANDARD "
-                  "whose libraries this program carries (tiny: the test's).")
-flags.DEFINE_integer("decode_tokens", 64, "Tokens every engine decodes per window (end of text suppressed).",
-                     lower_bound=2)
+flags.DEFINE_list(
+    "synthetic",
+    ["small", "large-v3-turbo"],
+    f"Published models to time on seeded weights of "
+    f"their layout: {', '.join(sizes.SIZES)} (the issue's sizes) or any other of layout.py's STANDARD "
+    "whose libraries this program carries (tiny: the test's).",
+)
+flags.DEFINE_integer(
+    "decode_tokens", 64, "Tokens every engine decodes per window (end of text suppressed).", lower_bound=2
+)
 flags.DEFINE_integer("runs", 3, "Timed runs per engine after one warm-up run.", lower_bound=1)
 flags.DEFINE_integer("threads", 2, "Threads of every engine and of the probes.", lower_bound=1)
-flags.DEFINE_string("layers", "", "ENCODER,DECODER layer counts for every size (default: each model's own; "
-                    "fewer to finish sooner, said in the table).")
+flags.DEFINE_string(
+    "layers",
+    "",
+    "ENCODER,DECODER layer counts for every size (default: each model's own; "
+    "fewer to finish sooner, said in the table).",
+)
 flags.DEFINE_list("peers", ["fw-fp32", "fw-int8"], "faster-whisper compute types to time: fw-fp32, fw-int8.")
 flags.DEFINE_string("wav", None, "Audio of the window, 16 kHz (default jfk.wav); relative to where you run it.")
 flags.DEFINE_string("json", None, "Also write everything to this JSON file; relative to where you run it.")
@@ -71,19 +80,35 @@ def measure(model: str, wav: str, scratch_root: str) -> dict:
     scratch = os.path.join(scratch_root, model)
     os.makedirs(scratch, exist_ok=True)
     dirs = _worker("prepare", {"model": model, "layers": FLAGS.layers, "seed": 0, "dir": scratch}, scratch)
-    common = {"threads": FLAGS.threads, "runs": FLAGS.runs, "decode_tokens": FLAGS.decode_tokens,
-              "mel": os.path.join(scratch, "mel.npy")}
+    common = {
+        "threads": FLAGS.threads,
+        "runs": FLAGS.runs,
+        "decode_tokens": FLAGS.decode_tokens,
+        "mel": os.path.join(scratch, "mel.npy"),
+    }
     with open(os.path.join(dirs["ckw"], "model_config.json"), encoding="utf-8") as f:
         config = json.load(f)
-    probe_spec = {"threads": FLAGS.threads, "runs": FLAGS.runs, "d_model": config["n_audio_state"],
-                  "n_audio_ctx": config["n_audio_ctx"]}
+    probe_spec = {
+        "threads": FLAGS.threads,
+        "runs": FLAGS.runs,
+        "d_model": config["n_audio_state"],
+        "n_audio_ctx": config["n_audio_ctx"],
+    }
     probes = [_worker("probes", probe_spec, scratch)]
     engines = {"ckw": _worker("ckw", dict(common, checkpoint=dirs["ckw"], wav=wav), scratch)}
     ckw = engines["ckw"]
     for peer in FLAGS.peers:
-        engines[peer] = _worker("faster-whisper", dict(common, model_dir=dirs[f"ct2-{PEERS[peer]}"],
-                                                       compute_type=PEERS[peer], prompt=ckw["prompt"],
-                                                       eot=ckw["eot"]), scratch)
+        engines[peer] = _worker(
+            "faster-whisper",
+            dict(
+                common,
+                model_dir=dirs[f"ct2-{PEERS[peer]}"],
+                compute_type=PEERS[peer],
+                prompt=ckw["prompt"],
+                eot=ckw["eot"],
+            ),
+            scratch,
+        )
     probes.append(_worker("probes", probe_spec, scratch))
     for d in dirs.values():  # large-v3's three copies are ~13 GB
         subprocess.run(["rm", "-rf", d], check=False)
@@ -95,55 +120,80 @@ def summarise(model: str, config: dict, ckw: dict, engines: dict, probes: list) 
     sgemm_gflops = statistics.median(r["sgemm_gflops"] for r in rounds)
     read_gbps = statistics.median(r["read"]["gbps"] for r in rounds)
     flop = sgemm.encoder_flops(config)
-    floor = floors.decode_bytes_per_step(ckw["manifest"], config, len(ckw["prompt"]), FLAGS.decode_tokens,
-                                         floors.state_bytes(ckw["manifest"]))
+    floor = floors.decode_bytes_per_step(
+        ckw["manifest"], config, len(ckw["prompt"]), FLAGS.decode_tokens, floors.state_bytes(ckw["manifest"])
+    )
     floor_ms = 1e3 * floor["total"] / (read_gbps * 1e9)
     out = {}
     for label, e in engines.items():
         med = {k: sizes.median(e["runs"], k) for k in ("encoder", "prefill", "decode_per_token", "total")}
-        out[label] = {"median_ms": med, "tokens": [r["tokens"] for r in e["runs"]],
-                      "decode_calls": [r.get("decode_calls") for r in e["runs"]],
-                      "encoder_gflops": flop / med["encoder"] / 1e6,
-                      "encoder_share_of_sgemm": flop / med["encoder"] / 1e6 / sgemm_gflops,
-                      "decode_x_floor": med["decode_per_token"] / floor_ms, "peak_rss_mb": e["peak_rss_mb"],
-                      "runs": e["runs"]}
+        out[label] = {
+            "median_ms": med,
+            "tokens": [r["tokens"] for r in e["runs"]],
+            "decode_calls": [r.get("decode_calls") for r in e["runs"]],
+            "encoder_gflops": flop / med["encoder"] / 1e6,
+            "encoder_share_of_sgemm": flop / med["encoder"] / 1e6 / sgemm_gflops,
+            "decode_x_floor": med["decode_per_token"] / floor_ms,
+            "peak_rss_mb": e["peak_rss_mb"],
+            "runs": e["runs"],
+        }
     ours = out["ckw"]["median_ms"]["total"]
     for label, e in out.items():
         e["ckw_total_ratio"] = ours / e["median_ms"]["total"]
     layers = f"{config['n_audio_layer']},{config['n_text_layer']}"
-    return {"model": model, "layers": layers, "full_depth": not FLAGS.layers, "decode_tokens": FLAGS.decode_tokens,
-            "prompt_tokens": len(ckw["prompt"]), "encoder_gflop": flop / 1e9, "sgemm_gflops": sgemm_gflops,
-            "sgemm_shape": probes[0]["sgemm_shape"], "read_gbps": read_gbps, "decode_bytes_per_step": floor,
-            "decode_floor_ms": floor_ms, "engines": out, "probe_rounds": rounds}
+    return {
+        "model": model,
+        "layers": layers,
+        "full_depth": not FLAGS.layers,
+        "decode_tokens": FLAGS.decode_tokens,
+        "prompt_tokens": len(ckw["prompt"]),
+        "encoder_gflop": flop / 1e9,
+        "sgemm_gflops": sgemm_gflops,
+        "sgemm_shape": probes[0]["sgemm_shape"],
+        "read_gbps": read_gbps,
+        "decode_bytes_per_step": floor,
+        "decode_floor_ms": floor_ms,
+        "engines": out,
+        "probe_rounds": rounds,
+    }
 
 
 def render(result: dict) -> str:
-    lines = [report.cpu_line(result["machine"]),
-             f"ckw ISA path: {result['ckw_isa']}; {result['threads']} threads for every engine and probe; "
-             f"{result['decode_tokens']} tokens forced per window (end of text suppressed); medians of "
-             f"{result['runs']} runs after a warm-up; whisper.cpp: not run (no forced-length decode in pywhispercpp)",
-             "", "| model (enc,dec layers) | engine | encoder ms | GFLOPS (% of sgemm) | decode ms/token "
-             "(x floor) | prefill ms | window ms | ckw / engine | peak RSS MiB |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        report.cpu_line(result["machine"]),
+        f"ckw ISA path: {result['ckw_isa']}; {result['threads']} threads for every engine and probe; "
+        f"{result['decode_tokens']} tokens forced per window (end of text suppressed); medians of "
+        f"{result['runs']} runs after a warm-up; whisper.cpp: not run (no forced-length decode in pywhispercpp)",
+        "",
+        "| model (enc,dec layers) | engine | encoder ms | GFLOPS (% of sgemm) | decode ms/token "
+        "(x floor) | prefill ms | window ms | ckw / engine | peak RSS MiB |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for row in result["rows"]:
         for label, e in row["engines"].items():
             med = e["median_ms"]
             derived = "" if label == "ckw" else "~"
-            lines.append(f"| {row['model']} ({row['layers']}) | {label} | {med['encoder']:.0f} | "
-                         f"{e['encoder_gflops']:.0f} ({100 * e['encoder_share_of_sgemm']:.0f}%) | "
-                         f"{derived}{med['decode_per_token']:.1f} ({e['decode_x_floor']:.2f}x) | "
-                         f"{derived}{med['prefill']:.0f} | {med['total']:.0f} | {e['ckw_total_ratio']:.2f} | "
-                         f"{e['peak_rss_mb']:.0f} |")
+            lines.append(
+                f"| {row['model']} ({row['layers']}) | {label} | {med['encoder']:.0f} | "
+                f"{e['encoder_gflops']:.0f} ({100 * e['encoder_share_of_sgemm']:.0f}%) | "
+                f"{derived}{med['decode_per_token']:.1f} ({e['decode_x_floor']:.2f}x) | "
+                f"{derived}{med['prefill']:.0f} | {med['total']:.0f} | {e['ckw_total_ratio']:.2f} | "
+                f"{e['peak_rss_mb']:.0f} |"
+            )
     lines.append("")
     for row in result["rows"]:
         b = row["decode_bytes_per_step"]
-        lines.append(f"{row['model']}: encoder {row['encoder_gflop']:.0f} GFLOP per window; sgemm "
-                     f"{row['sgemm_shape']} {row['sgemm_gflops']:.0f} GFLOPS; read bandwidth {row['read_gbps']:.1f} "
-                     f"GB/s; a decode step reads {b['total'] / 1e6:.0f} MB (weights {b['weights'] / 1e6:.0f}, "
-                     f"cross K/V {b['cross_kv'] / 1e6:.0f}, self K/V {b['self_kv'] / 1e6:.1f}): floor "
-                     f"{row['decode_floor_ms']:.1f} ms")
-    lines.append("~: faster-whisper runs prefill and decoding in one call: prefill = generate of 1 token, "
-                 "decode/token = (generate of N - generate of 1) / (N - 1)")
+        lines.append(
+            f"{row['model']}: encoder {row['encoder_gflop']:.0f} GFLOP per window; sgemm "
+            f"{row['sgemm_shape']} {row['sgemm_gflops']:.0f} GFLOPS; read bandwidth {row['read_gbps']:.1f} "
+            f"GB/s; a decode step reads {b['total'] / 1e6:.0f} MB (weights {b['weights'] / 1e6:.0f}, "
+            f"cross K/V {b['cross_kv'] / 1e6:.0f}, self K/V {b['self_kv'] / 1e6:.1f}): floor "
+            f"{row['decode_floor_ms']:.1f} ms"
+        )
+    lines.append(
+        "~: faster-whisper runs prefill and decoding in one call: prefill = generate of 1 token, "
+        "decode/token = (generate of N - generate of 1) / (N - 1)"
+    )
     return "\n".join(lines)
 
 
@@ -183,9 +233,15 @@ def main(argv):
         raise app.UsageError(f"--peers: unknown {', '.join(bad)}; choose from {', '.join(PEERS)}")
     wav = runfiles.user_path(FLAGS.wav) if FLAGS.wav else runfiles.locate("test_audio", "jfk.wav")
     machine = sgemm.cpu_info()
-    result = {"machine": machine, "ckw_isa": sgemm.ckw_isa(machine["flags"], os.environ.get("CKW_ISA")),
-              "threads": FLAGS.threads, "runs": FLAGS.runs, "decode_tokens": FLAGS.decode_tokens,
-              "blas": sgemm.blas_info(), "rows": []}
+    result = {
+        "machine": machine,
+        "ckw_isa": sgemm.ckw_isa(machine["flags"], os.environ.get("CKW_ISA")),
+        "threads": FLAGS.threads,
+        "runs": FLAGS.runs,
+        "decode_tokens": FLAGS.decode_tokens,
+        "blas": sgemm.blas_info(),
+        "rows": [],
+    }
     scratch_root = runfiles.user_path(FLAGS.scratch) if FLAGS.scratch else None
     with tempfile.TemporaryDirectory(dir=scratch_root) as scratch:
         for model in FLAGS.synthetic:

@@ -33,18 +33,18 @@ from runtime.engine import Engine
 from runtime.kv_pool import bytes_per_block
 from runtime.streams import Streams
 from runtime.transcription import collect
-from tools.bench import bandwidth, floors, sgemm, workers
 from tools import transcribe  # noqa: F401 (the CLI's flags: its decoding defaults)
+from tools.bench import bandwidth, floors, sgemm, workers
 from tools.corpus import inputs
 
 FLAGS = flags.FLAGS
 flags.DEFINE_list("models", ["tiny"], "Variants to measure (tiny, base).")
 flags.DEFINE_list("streams", ["1", "2", "4", "8"], "Requests in flight for the stream runs.")
-flags.DEFINE_string("input", None, "Folder or list of audio files (default: the shared LibriSpeech clips and "
-                                   "the long recording).")
+flags.DEFINE_string(
+    "input", None, "Folder or list of audio files (default: the shared LibriSpeech clips and the long recording)."
+)
 flags.DEFINE_integer("files", 0, "Use only the first N files (0: all).")
-flags.DEFINE_integer("workers", 2, "Worker processes (one single-thread engine each) of the peer row.",
-                     lower_bound=1)
+flags.DEFINE_integer("workers", 2, "Worker processes (one single-thread engine each) of the peer row.", lower_bound=1)
 
 START_TOKENS = 3  # about: sot, language, task (and sot_prev before a prompt) precede the decoded tokens
 
@@ -56,7 +56,7 @@ def workload() -> list[str]:
         clips = os.path.dirname(runfiles.locate("test_audio", "librispeech/MANIFEST.tsv"))
         paths = [f.path for f in inputs.list_inputs(clips)]
         paths.append(runfiles.locate("test_audio", "long/shakespeare_sonnets_I-III_concat.flac"))
-    return paths[:FLAGS.files] if FLAGS.files else paths
+    return paths[: FLAGS.files] if FLAGS.files else paths
 
 
 def one_at_a_time(engine: Engine, paths: list[str], options: dict):
@@ -99,9 +99,11 @@ def compare(got: list[str], want: list[str]) -> str:
 
 def checkpoint(model: str) -> tuple[dict, dict]:
     """The built-in checkpoint's manifest and config: the floors count its decoder tensors as stored."""
+
     def load(name):
         with open(runfiles.locate(f"whisper_{model}", name), encoding="utf-8") as f:
             return json.load(f)
+
     return load("manifest.json"), load("model_config.json")
 
 
@@ -147,27 +149,33 @@ def print_rates(rows: list[tuple], peer: str) -> None:
     print(f"{'engine':28} {'audio s/s':>10} {'ratio':>7} {vs:>12} {'in steps':>9}  check")
     for name, rate, share, same in rows:
         print(f"{name:28} {rate:10.2f} {rate / base:6.2f}x {rate / peer_rate:11.2f}x {share:>9}  {same}")
-    print("in steps: the share of wall time inside the decoder's step calls (the rest: encoder windows, "
-          "prefills, Python)")
+    print(
+        "in steps: the share of wall time inside the decoder's step calls (the rest: encoder windows, prefills, Python)"
+    )
 
 
-def print_steps(steps: dict, manifest: dict, config: dict, position: float, read_gbps: float,
-                gflops: float) -> None:
+def print_steps(steps: dict, manifest: dict, config: dict, position: float, read_gbps: float, gflops: float) -> None:
     """Decode-step time by rows in the step, against the step's floor at the measured rates."""
-    print(f"\n{'rows in step':>12} {'steps':>7} {'requests':>9} {'median ms':>10} {'ms per row':>11} "
-          f"{'floor ms':>9} {'x floor':>8}  bound")
+    print(
+        f"\n{'rows in step':>12} {'steps':>7} {'requests':>9} {'median ms':>10} {'ms per row':>11} "
+        f"{'floor ms':>9} {'x floor':>8}  bound"
+    )
     for r in sorted(steps):
         requests = statistics.median(q for q, _ in steps[r])
         ms = 1000 * statistics.median(s for _, s in steps[r])
         step = floors.paged_step(manifest, config, r, requests, position, floors.state_bytes(manifest))
         read_ms, compute_ms = step["bytes"] / read_gbps / 1e6, step["flops"] / gflops / 1e6
         floor = max(read_ms, compute_ms)
-        print(f"{r:12d} {len(steps[r]):7d} {requests:9g} {ms:10.2f} {ms / r:11.2f} {floor:9.2f} {ms / floor:7.1f}x  "
-              f"{'read' if read_ms >= compute_ms else 'FLOPs'}")
-    print(f"floor: max(bytes / {read_gbps:.1f} GB/s read, FLOPs / {gflops:.1f} GFLOPS sgemm), both probed on "
-          f"{threads_used()} threads after the stream runs; bytes: the decoder weights once, the cross-K/V per "
-          f"request, self-K/V per row at the mean position {position:.0f} (estimated from the one-at-a-time "
-          "windows: steps record no positions)")
+        print(
+            f"{r:12d} {len(steps[r]):7d} {requests:9g} {ms:10.2f} {ms / r:11.2f} {floor:9.2f} {ms / floor:7.1f}x  "
+            f"{'read' if read_ms >= compute_ms else 'FLOPs'}"
+        )
+    print(
+        f"floor: max(bytes / {read_gbps:.1f} GB/s read, FLOPs / {gflops:.1f} GFLOPS sgemm), both probed on "
+        f"{threads_used()} threads after the stream runs; bytes: the decoder weights once, the cross-K/V per "
+        f"request, self-K/V per row at the mean position {position:.0f} (estimated from the one-at-a-time "
+        "windows: steps record no positions)"
+    )
 
 
 def main(argv):
@@ -176,8 +184,10 @@ def main(argv):
     paths = workload()
     counts = [int(n) for n in FLAGS.streams]
     peer = f"{FLAGS.workers} single-thread workers"
-    print(f"{len(paths)} files; CPU: {sgemm.cpu_info()['model']}, {os.cpu_count()} CPUs; decoding: beam_size="
-          f"{options.get('beam_size')}, temperature={options.get('temperature')}")
+    print(
+        f"{len(paths)} files; CPU: {sgemm.cpu_info()['model']}, {os.cpu_count()} CPUs; decoding: beam_size="
+        f"{options.get('beam_size')}, temperature={options.get('temperature')}"
+    )
     for model in FLAGS.models:
         manifest, config = checkpoint(model)
         engine = Engine.from_runfiles(model)
@@ -192,10 +202,14 @@ def main(argv):
                 for r, q, seconds in s.paged.steps:
                     steps[r].append((q, seconds))
                 d, width = s.paged.lib.dim, floors.state_bytes(manifest)
-                memory = (bytes_per_block(d("n_audio"), d("n_layers"), d("n_heads"), d("d_model") // d("n_heads"),
-                                          width["cross"]),
-                          bytes_per_block(d("block_rows"), d("n_layers"), d("n_heads"),
-                                          d("d_model") // d("n_heads"), width["self"]))
+                memory = (
+                    bytes_per_block(
+                        d("n_audio"), d("n_layers"), d("n_heads"), d("d_model") // d("n_heads"), width["cross"]
+                    ),
+                    bytes_per_block(
+                        d("block_rows"), d("n_layers"), d("n_heads"), d("d_model") // d("n_heads"), width["self"]
+                    ),
+                )
             held = "" if s.max_streams == n else f" (holds {s.max_streams})"  # the decoder's max_groups
             rows.append((f"streams {n}{held}", got_audio / got_wall, f"{100 * in_steps:.0f}%", compare(got, want)))
         engine.close()
@@ -207,12 +221,23 @@ def main(argv):
             alone, during = newcomer(s, short, long, options)
         print(f"\n{model}: {audio:.0f} s of audio")
         print_rates(rows, peer)
-        print_steps(steps, manifest, config, mean_position(windows, config["n_text_ctx"], options["condition_on_previous_text"]), read_gbps, gflops)
+        print_steps(
+            steps,
+            manifest,
+            config,
+            mean_position(windows, config["n_text_ctx"], options["condition_on_previous_text"]),
+            read_gbps,
+            gflops,
+        )
         if memory:
-            print(f"memory per request: cross-K/V entry {memory[0] / 2**20:.1f} MiB; self-K/V "
-                  f"{memory[1] / 2**10:.0f} KiB per block of 16 rows per sequence (K and V, every layer)")
-        print(f"newcomer: {os.path.basename(short)} ({min(durations):.1f} s) alone {alone:.2f} s, submitted while "
-              f"{os.path.basename(long)} ({max(durations):.0f} s) decodes {during:.2f} s: {during / alone:.2f}x")
+            print(
+                f"memory per request: cross-K/V entry {memory[0] / 2**20:.1f} MiB; self-K/V "
+                f"{memory[1] / 2**10:.0f} KiB per block of 16 rows per sequence (K and V, every layer)"
+            )
+        print(
+            f"newcomer: {os.path.basename(short)} ({min(durations):.1f} s) alone {alone:.2f} s, submitted while "
+            f"{os.path.basename(long)} ({max(durations):.0f} s) decodes {during:.2f} s: {during / alone:.2f}x"
+        )
     sys.stdout.flush()
 
 

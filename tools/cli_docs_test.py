@@ -78,7 +78,8 @@ def test_every_environment_variable_is_in_cli_md():
 def test_readme_is_a_front_door():
     lines = _read("README.md").splitlines()
     assert len(lines) <= README_MAX_LINES, (
-        f"README.md has {len(lines)} lines, more than {README_MAX_LINES}; move detail to docs/")
+        f"README.md has {len(lines)} lines, more than {README_MAX_LINES}; move detail to docs/"
+    )
     readme = "\n".join(lines)
     for page in ("cli", "python-api", "corpus", "benchmarks", "precision", "development"):
         assert f"(docs/{page}.md" in readme, f"README.md does not link docs/{page}.md"

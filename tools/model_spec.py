@@ -7,8 +7,9 @@ if TYPE_CHECKING:
     from runtime.engine import Engine
 
 
-def engine_spec(model: str, model_dir: str | None = None, precision: str = "fp32",
-                local_files_only: bool = False) -> dict:
+def engine_spec(
+    model: str, model_dir: str | None = None, precision: str = "fp32", local_files_only: bool = False
+) -> dict:
     """{checkpoint_dir, model}: open_engine's argument. CheckpointError when the checkpoint cannot
     be found, EngineError when this build has no libraries at `precision` for it."""
     from models.whisper.checkpoint import store
@@ -26,5 +27,6 @@ def open_engine(spec: dict, verify_weights: bool = False, threads: int | None = 
     """The engine of an engine_spec() (EngineError)."""
     from runtime.engine import Engine
 
-    return Engine.from_checkpoint(spec["checkpoint_dir"], verify_weights=verify_weights, threads=threads,
-                                  model=spec["model"])
+    return Engine.from_checkpoint(
+        spec["checkpoint_dir"], verify_weights=verify_weights, threads=threads, model=spec["model"]
+    )

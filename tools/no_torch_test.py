@@ -42,7 +42,11 @@ def run(run_cli: bool, extra: str = "") -> tuple:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     proc = subprocess.run(
         [sys.executable, "-c", SCRIPT.format(run_cli=run_cli, extra=extra, forbidden=FORBIDDEN)],
-        env=env, capture_output=True, text=True, timeout=300, check=False,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     assert proc.returncode == 0, f"subprocess failed (rc {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
     *printed, last = proc.stdout.strip().splitlines()

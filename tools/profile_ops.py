@@ -30,15 +30,28 @@ from tools.testing import audio_manifest
 FLAGS = flags.FLAGS
 flags.DEFINE_enum("model", "tiny", sorted(BUILT_IN), "Built-in model to profile.")
 flags.DEFINE_enum("precision", "fp32", ["fp32", "bf16", "int8"], "Build of the model.")
-flags.DEFINE_string("wav", None, "Recording to transcribe (default: the shared 159 s long-form recording, "
-                    "@test_audio//:long); relative to where you run it.")
+flags.DEFINE_string(
+    "wav",
+    None,
+    "Recording to transcribe (default: the shared 159 s long-form recording, "
+    "@test_audio//:long); relative to where you run it.",
+)
 flags.DEFINE_string("language", "en", "Language of the recording; empty: detect it (adds the detection's calls).")
 flags.DEFINE_integer("threads", 2, "Threads of every library (CKW_NUM_THREADS).", lower_bound=1)
 flags.DEFINE_string("json", None, "Also write the profile to this JSON file; relative to where you run it.")
 
 ENTRY = "(entry and exit)"
-NOT_PHASES = {"set_tap", "dim", "strerror", "last_error", "abi_json", "num_threads", "create", "create_with_threads",
-              "free"}
+NOT_PHASES = {
+    "set_tap",
+    "dim",
+    "strerror",
+    "last_error",
+    "abi_json",
+    "num_threads",
+    "create",
+    "create_with_threads",
+    "free",
+}
 
 
 def op_of(edge: str) -> str:
@@ -82,6 +95,7 @@ class PhaseTimer:
         lib.call = timed  # shadows Library.call on this library only
         self._attached.append(lib)
         if self.split:
+
             def tap(_user, edge, _data, _rank, _shape):
                 now = time.perf_counter()
                 if self._current is not None:
@@ -124,26 +138,45 @@ def profile(engine: Engine, path: str) -> dict:
     for key, n in sorted(tapped.calls.items(), key=lambda kv: -tapped.seconds[kv[0]]):
         ops = tapped.ops.get(key, {})
         total = tapped.seconds[key]
-        phases.append({
-            "library": key[0], "phase": key[1], "calls": n,
-            "ms_per_call": 1e3 * plain.seconds[key] / max(plain.calls[key], 1),
-            "ms_per_call_tapped": 1e3 * total / n,
-            "ops": [{"op": op, "ms_per_call": 1e3 * s / n, "share": s / total if total else 0.0}
-                    for op, s in ops.items()],  # in the order the phase first ran them
-        })
-    return {"model": FLAGS.model, "precision": FLAGS.precision, "threads": FLAGS.threads, "wav": path,
-            "cpu": cpu["model"], "ckw_isa": sgemm.ckw_isa(cpu["flags"], os.environ.get("CKW_ISA")),
-            "text": plain.text.strip(), "phases": phases}
+        phases.append(
+            {
+                "library": key[0],
+                "phase": key[1],
+                "calls": n,
+                "ms_per_call": 1e3 * plain.seconds[key] / max(plain.calls[key], 1),
+                "ms_per_call_tapped": 1e3 * total / n,
+                "ops": [
+                    {"op": op, "ms_per_call": 1e3 * s / n, "share": s / total if total else 0.0}
+                    for op, s in ops.items()
+                ],  # in the order the phase first ran them
+            }
+        )
+    return {
+        "model": FLAGS.model,
+        "precision": FLAGS.precision,
+        "threads": FLAGS.threads,
+        "wav": path,
+        "cpu": cpu["model"],
+        "ckw_isa": sgemm.ckw_isa(cpu["flags"], os.environ.get("CKW_ISA")),
+        "text": plain.text.strip(),
+        "phases": phases,
+    }
 
 
 def print_table(result: dict, out=sys.stdout) -> None:
-    print(f"{result['model']} {result['precision']}, {result['threads']} threads, {result['cpu']} (ckw path "
-          f"{result['ckw_isa']}), {os.path.basename(result['wav'])}", file=out)
+    print(
+        f"{result['model']} {result['precision']}, {result['threads']} threads, {result['cpu']} (ckw path "
+        f"{result['ckw_isa']}), {os.path.basename(result['wav'])}",
+        file=out,
+    )
     for p in result["phases"]:
         if p["ms_per_call"] * p["calls"] < 1.0:  # under a millisecond in all: setters, resets
             continue
-        print(f"\n{p['library']}.{p['phase']}: {p['calls']} calls, {p['ms_per_call']:.3f} ms per call "
-              f"({p['ms_per_call_tapped']:.3f} tapped)", file=out)
+        print(
+            f"\n{p['library']}.{p['phase']}: {p['calls']} calls, {p['ms_per_call']:.3f} ms per call "
+            f"({p['ms_per_call_tapped']:.3f} tapped)",
+            file=out,
+        )
         for o in p["ops"]:
             print(f"  {o['op']:36} {o['ms_per_call']:9.3f} ms {100 * o['share']:6.1f}%", file=out)
 
@@ -154,8 +187,10 @@ def main(argv):
     if FLAGS.wav:
         path = runfiles.user_path(FLAGS.wav)
         if not os.path.isfile(path):
-            raise SystemExit(f"profile_ops: --wav {FLAGS.wav}: no such file; give a recording (16 kHz WAV or any "
-                             "container FFmpeg reads)")
+            raise SystemExit(
+                f"profile_ops: --wav {FLAGS.wav}: no such file; give a recording (16 kHz WAV or any "
+                "container FFmpeg reads)"
+            )
     else:
         path = audio_manifest.rows(runfiles.locate("test_audio", "long"))[0]["path"]
     with Engine.from_runfiles(FLAGS.model, precision=FLAGS.precision, threads=FLAGS.threads) as engine:

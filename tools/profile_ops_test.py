@@ -15,8 +15,13 @@ from runtime import runfiles
 def profile() -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "profile.json")
-        cmd = [runfiles.locate("ckw", "tools/profile_ops"), "--model=tiny", "--threads=1",
-               "--wav=" + os.path.join(runfiles.locate("test_audio", ""), "jfk.wav"), "--json=" + out]
+        cmd = [
+            runfiles.locate("ckw", "tools/profile_ops"),
+            "--model=tiny",
+            "--threads=1",
+            "--wav=" + os.path.join(runfiles.locate("test_audio", ""), "jfk.wav"),
+            "--json=" + out,
+        ]
         result = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
         print(result.stdout, result.stderr[-3000:])
         assert result.returncode == 0
@@ -39,6 +44,7 @@ def block_ops() -> set[str]:
         elif isinstance(x, list):
             for v in x:
                 walk(v)
+
     walk(circuit)
     return names
 

@@ -23,8 +23,18 @@ INGRESS_MAX_ONGOING = 10_000  # requests the ingress holds at once: each waits o
 log = logging.getLogger("ckw.serve")
 
 
-def serve_forever(specs: dict[str, dict], limits: dict, admission: dict, alias: str | None, *, address: str | None,
-                  replicas: int, threads: int, host: str, port: int) -> None:
+def serve_forever(
+    specs: dict[str, dict],
+    limits: dict,
+    admission: dict,
+    alias: str | None,
+    *,
+    address: str | None,
+    replicas: int,
+    threads: int,
+    host: str,
+    port: int,
+) -> None:
     """specs: tools/model_spec.py engine_spec() by model name; limits: server/app.py Limits' fields;
     admission: each engine's max_streams, max_queue and max_audio_s (server/served.py ServedModel).
     Deploys, then serves until SIGINT or SIGTERM; cluster.ClusterError when Ray cannot start or
@@ -44,17 +54,37 @@ def serve_forever(specs: dict[str, dict], limits: dict, admission: dict, alias: 
             ray.cloudpickle.register_pickle_by_value(deployments)
             engines = {}
             for name, spec in specs.items():
-                engine = serve.deployment(deployments.Engine, name="engine_" + re.sub(r"\W", "_", name),
-                                          num_replicas=replicas, ray_actor_options={"num_cpus": threads},
-                                          # one more than the replica admits: its own 429 answers the excess
-                                          max_ongoing_requests=admission["max_streams"] + admission["max_queue"] + 1)
-                engines[name] = engine.bind(REPLICAS_MODULE, name, spec, admission["max_streams"],
-                                            admission["max_queue"], admission["max_audio_s"], threads)
-            ingress = serve.deployment(serve.ingress()(deployments.Ingress), name="ingress",
-                                       max_ongoing_requests=INGRESS_MAX_ONGOING, ray_actor_options={"num_cpus": 0})
+                engine = serve.deployment(
+                    deployments.Engine,
+                    name="engine_" + re.sub(r"\W", "_", name),
+                    num_replicas=replicas,
+                    ray_actor_options={"num_cpus": threads},
+                    # one more than the replica admits: its own 429 answers the excess
+                    max_ongoing_requests=admission["max_streams"] + admission["max_queue"] + 1,
+                )
+                engines[name] = engine.bind(
+                    REPLICAS_MODULE,
+                    name,
+                    spec,
+                    admission["max_streams"],
+                    admission["max_queue"],
+                    admission["max_audio_s"],
+                    threads,
+                )
+            ingress = serve.deployment(
+                serve.ingress()(deployments.Ingress),
+                name="ingress",
+                max_ongoing_requests=INGRESS_MAX_ONGOING,
+                ray_actor_options={"num_cpus": 0},
+            )
             serve.run(ingress.bind(REPLICAS_MODULE, engines, limits, alias), name=APP, route_prefix="/")
-            log.info("ckw serve: %s on Ray Serve at http://%s:%d, %d engine replicas each", ", ".join(specs), host,
-                     port, replicas)
+            log.info(
+                "ckw serve: %s on Ray Serve at http://%s:%d, %d engine replicas each",
+                ", ".join(specs),
+                host,
+                port,
+                replicas,
+            )
             stop.wait()
         finally:
             if address:

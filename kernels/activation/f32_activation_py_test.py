@@ -9,9 +9,13 @@ import torch
 from kernels.common import kernel_testing as kt
 from kernels.common import tolerance
 
-LIB = kt.Library("kernels/activation/f32_add.json", "kernels/activation/f32_gelu.json",
-                 "kernels/activation/f32_softmax.json", "kernels/activation/f32_relu.json",
-                 "kernels/activation/f32_sigmoid.json")
+LIB = kt.Library(
+    "kernels/activation/f32_add.json",
+    "kernels/activation/f32_gelu.json",
+    "kernels/activation/f32_softmax.json",
+    "kernels/activation/f32_relu.json",
+    "kernels/activation/f32_sigmoid.json",
+)
 SHAPES = [(1, 1), (1, 7), (3, 17), (2, 64), (5, 37), (1, 1500), (4, 384)]
 
 
@@ -52,9 +56,25 @@ class ActivationTest(unittest.TestCase):
     def test_relu_is_exact(self):
         # relu(x) = x > 0 ? x : +0.0 bit for bit: -0.0 and NaN (any sign, any payload) give +0.0.
         rng = np.random.default_rng(5)
-        special = np.array([0x00000000, 0x80000000, 0x7FC00000, 0xFFC00000, 0x7FA00001, 0xFF812345, 0x7F800000,
-                            0xFF800000, 0x00000001, 0x80000001, 0x00800000, 0x80800000, 0x7F7FFFFF, 0xFF7FFFFF],
-                           np.uint32).view(np.float32)
+        special = np.array(
+            [
+                0x00000000,
+                0x80000000,
+                0x7FC00000,
+                0xFFC00000,
+                0x7FA00001,
+                0xFF812345,
+                0x7F800000,
+                0xFF800000,
+                0x00000001,
+                0x80000001,
+                0x00800000,
+                0x80800000,
+                0x7F7FFFFF,
+                0xFF7FFFFF,
+            ],
+            np.uint32,
+        ).view(np.float32)
         for isa in kt.cpu_isas():
             f = getattr(LIB, "ckw_f32_relu" + isa)
             for t, d in SHAPES + [(1, special.size)]:

@@ -70,7 +70,7 @@ static int check_unary(const isa_t* isa, const char* op, int64_t T, int64_t D, f
   // Sigmoid: saturation on both sides (+-100 gives 1 and 0, no NaN), exp's clamp at ln(FLT_MIN),
   // and both sides of 0.
   const float sig_special[] = {100.0f, -100.0f, 88.0f, -88.0f, -87.3f,   17.0f,
-                               -17.0f,  0.0f,    -0.0f, 1e-20f, INFINITY, -INFINITY};
+                               -17.0f, 0.0f,    -0.0f, 1e-20f, INFINITY, -INFINITY};
   if (op[0] == 's' && op[1] == 'i')
     for (int64_t i = 0; i < n && i < 12; ++i) x[i] = sig_special[i];
   for (int64_t i = 0; i < n + 2 * GUARD; ++i) y[i] = SENTINEL;
@@ -98,7 +98,11 @@ static int check_unary(const isa_t* isa, const char* op, int64_t T, int64_t D, f
   char what[128];
   snprintf(what, sizeof what, "%s %s T=%lld D=%lld%s", isa->isa, op, (long long)T, (long long)D,
            in_place ? " in-place" : "");
-  int ok = ckw_check_close(what, yo, ref, n, op[0] == 'g' ? GELU_C : op[1] == 'i' ? SIGMOID_C : SOFTMAX_C, k) &&
+  int ok = ckw_check_close(what, yo, ref, n,
+                           op[0] == 'g'   ? GELU_C
+                           : op[1] == 'i' ? SIGMOID_C
+                                          : SOFTMAX_C,
+                           k) &&
            guards_ok(what, y, n);
   free(x), free(y), free(ref);
   return ok;
@@ -131,9 +135,9 @@ static int check_relu(const isa_t* isa, int64_t T, int64_t D, int in_place) {
   float* x = malloc(sizeof(float) * (n + 1));
   float* y = malloc(sizeof(float) * (n + 2 * GUARD));
   float* ref = malloc(sizeof(float) * (n + 1));
-  const uint32_t special[] = {0x00000000u, 0x80000000u, 0x7FC00000u, 0xFFC00000u, 0x7FA00001u, 0xFF812345u,
-                              0x7F800000u, 0xFF800000u, 0x00000001u, 0x80000001u, 0x00800000u, 0x80800000u,
-                              0x7F7FFFFFu, 0xFF7FFFFFu};
+  const uint32_t special[] = {0x00000000u, 0x80000000u, 0x7FC00000u, 0xFFC00000u, 0x7FA00001u,
+                              0xFF812345u, 0x7F800000u, 0xFF800000u, 0x00000001u, 0x80000001u,
+                              0x00800000u, 0x80800000u, 0x7F7FFFFFu, 0xFF7FFFFFu};
   for (int64_t i = 0; i < n; ++i) x[i] = 4.0f * frand();
   for (int64_t i = 0; i < n && i < (int64_t)(sizeof special / sizeof special[0]); ++i)
     memcpy(&x[i], &special[i], sizeof(float));
@@ -181,12 +185,17 @@ static int check_sigmoid_sweep(const isa_t* isa) {
 
 int main(void) {
   const isa_t isas[] = {
-#define ISA(isa)                                                                                   \
-  {#isa,                ckw_cpu_has_##isa(), ckw_f32_gelu__##isa, ckw_f32_softmax__##isa, ckw_f32_add__##isa, \
-   ckw_f32_relu__##isa, ckw_f32_sigmoid__##isa},
+#define ISA(isa)           \
+  {#isa,                   \
+   ckw_cpu_has_##isa(),    \
+   ckw_f32_gelu__##isa,    \
+   ckw_f32_softmax__##isa, \
+   ckw_f32_add__##isa,     \
+   ckw_f32_relu__##isa,    \
+   ckw_f32_sigmoid__##isa},
       CKW_F32_ACTIVATION_ISAS(ISA)
 #undef ISA
-      {"dispatch", 1, ckw_f32_gelu, ckw_f32_softmax, ckw_f32_add, ckw_f32_relu, ckw_f32_sigmoid},
+          {"dispatch", 1, ckw_f32_gelu, ckw_f32_softmax, ckw_f32_add, ckw_f32_relu, ckw_f32_sigmoid},
 #ifdef CKW_TEST_AVX512_EMULATION
       {"avx512-emulated", 1, ckw_f32_gelu__avx512emu, ckw_f32_softmax__avx512emu, ckw_f32_add__avx512emu,
        ckw_f32_relu__avx512emu, ckw_f32_sigmoid__avx512emu},

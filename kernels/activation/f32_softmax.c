@@ -19,6 +19,4 @@ void ckw_f32_softmax__scalar(float* y, const float* x, int64_t T, int64_t D) {
   }
 }
 
-void ckw_f32_softmax(float* y, const float* x, int64_t T, int64_t D) {
-  CKW_DISPATCH(ckw_f32_softmax, y, x, T, D);
-}
+void ckw_f32_softmax(float* y, const float* x, int64_t T, int64_t D) { CKW_DISPATCH(ckw_f32_softmax, y, x, T, D); }

@@ -49,8 +49,9 @@ int main(int argc, char** argv) {
   }
   double t;
   CKW_BENCH_BEST(t, bench ? 20 : 1, plain(want, want_lp, x, R, V, K, all));
-  if (bench) printf("%-10s %9.1f us per call of %lld rows x %lld tokens, k = %lld\n", "plain", t * 1e6,
-                    (long long)R, (long long)V, (long long)K);
+  if (bench)
+    printf("%-10s %9.1f us per call of %lld rows x %lld tokens, k = %lld\n", "plain", t * 1e6, (long long)R,
+           (long long)V, (long long)K);
   const struct {
     const char* name;
     int ok;

@@ -54,8 +54,9 @@ class TopLogProbsTest(unittest.TestCase):
             for r, row in enumerate(x):
                 want_t, want_lp = token_choice.top_log_probs(row, k)
                 np.testing.assert_array_equal(tokens[r], want_t, err_msg=f"row {r} k {k}")
-                np.testing.assert_array_equal(logprobs[r].view(np.uint32), want_lp.view(np.uint32),
-                                              err_msg=f"row {r} k {k}")
+                np.testing.assert_array_equal(
+                    logprobs[r].view(np.uint32), want_lp.view(np.uint32), err_msg=f"row {r} k {k}"
+                )
 
     def test_a_fully_masked_row_is_refused_with_its_reason(self):
         x = rows(np.random.default_rng(6), 2)

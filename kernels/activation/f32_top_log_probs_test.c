@@ -88,8 +88,9 @@ static int check(top_fn top, int64_t R, int64_t V, int64_t K, int kind) {
     const int64_t h = R / 2;
     ok = top(t1, l1, x, h, V, K) == 0 && top(t1 + h * K, l1 + h * K, x + h * V, R - h, V, K) == 0 &&
          !memcmp(t1, tok, sizeof(int32_t) * (size_t)(R * K)) && !memcmp(l1, lp, sizeof(float) * (size_t)(R * K));
-    if (!ok) printf("FAIL R=%lld V=%lld K=%lld kind %d: a row split differs\n", (long long)R, (long long)V,
-                    (long long)K, kind);
+    if (!ok)
+      printf("FAIL R=%lld V=%lld K=%lld kind %d: a row split differs\n", (long long)R, (long long)V, (long long)K,
+             kind);
     free(t1), free(l1);
   }
   free(x), free(tok), free(want_t), free(lp), free(want_lp);
@@ -112,7 +113,7 @@ static int refusals(void) {
 }
 
 int main(void) {
-  static const int64_t shapes[][3] = {{1, 1, 1},  {1, 7, 7},    {3, 50, 6},    {5, 51865, 6},
+  static const int64_t shapes[][3] = {{1, 1, 1},    {1, 7, 7},     {3, 50, 6},    {5, 51865, 6},
                                       {2, 1000, 9}, {4, 51864, 1}, {8, 4097, 16}, {1, 300, 300}};
   const struct {
     const char* isa;
@@ -122,7 +123,7 @@ int main(void) {
 #define ISA(I) {#I, ckw_cpu_has_##I(), ckw_f32_top_log_probs__##I},
       CKW_F32_TOP_LOG_PROBS_ISAS(ISA)
 #undef ISA
-      {"dispatch", 1, ckw_f32_top_log_probs},
+          {"dispatch", 1, ckw_f32_top_log_probs},
 #ifdef CKW_TEST_AVX512_EMULATION
       {"avx512-emulated", 1, ckw_f32_top_log_probs__avx512emu},
 #endif

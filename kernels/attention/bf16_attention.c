@@ -13,17 +13,20 @@ int64_t ckw_bf16_attention_scratch_bytes(int64_t Tq, int64_t Tk, int64_t H, int6
 }
 
 // Without AVX512-BF16, the f32 kernels' paths (widening q, k and v costs what fp32 costs).
-#define CKW_BF16_ATTENTION_AS_F32(isa)                                                                           \
-  void ckw_bf16_attention__##isa(CKW_F32_ATTENTION_PARAMS) {                                                     \
-    ckw_f32_attention__##isa(o, q, k, v, scratch, Tq, Tk, H, Dh, ld, cap, q_pos, causal, scale);                 \
-  }                                                                                                              \
-  void ckw_bf16_attention_paged__##isa(CKW_F32_ATTENTION_PAGED_PARAMS) {                                         \
-    ckw_f32_attention_paged__##isa(o, q, k, v, pos, table, scratch, B, Tq, Tk, H, Dh, ld, Hp, NB, R, MB, q0,    \
-                                   causal, scale);                                                               \
+#define CKW_BF16_ATTENTION_AS_F32(isa)                                                                               \
+  void ckw_bf16_attention__##isa(CKW_F32_ATTENTION_PARAMS) {                                                         \
+    ckw_f32_attention__##isa(o, q, k, v, scratch, Tq, Tk, H, Dh, ld, cap, q_pos, causal, scale);                     \
+  }                                                                                                                  \
+  void ckw_bf16_attention_paged__##isa(CKW_F32_ATTENTION_PAGED_PARAMS) {                                             \
+    ckw_f32_attention_paged__##isa(o, q, k, v, pos, table, scratch, B, Tq, Tk, H, Dh, ld, Hp, NB, R, MB, q0, causal, \
+                                   scale);                                                                           \
   }
+// Macro instantiations: clang-format would join and indent them as one statement.
+// clang-format off
 CKW_BF16_ATTENTION_AS_F32(scalar)
 CKW_BF16_ATTENTION_AS_F32(avx2)
 CKW_BF16_ATTENTION_AS_F32(avx512)
+// clang-format on
 
 void ckw_bf16_attention(CKW_F32_ATTENTION_PARAMS) {
   CKW_DISPATCH_ISAS(CKW_BF16_ATTENTION_DISPATCH_ISAS, ckw_bf16_attention, o, q, k, v, scratch, Tq, Tk, H, Dh, ld, cap,
@@ -31,14 +34,17 @@ void ckw_bf16_attention(CKW_F32_ATTENTION_PARAMS) {
 }
 
 void ckw_bf16_attention_paged(CKW_F32_ATTENTION_PAGED_PARAMS) {
-  CKW_DISPATCH_ISAS(CKW_BF16_ATTENTION_DISPATCH_ISAS, ckw_bf16_attention_paged, o, q, k, v, pos, table, scratch, B,
-                    Tq, Tk, H, Dh, ld, Hp, NB, R, MB, q0, causal, scale);
+  CKW_DISPATCH_ISAS(CKW_BF16_ATTENTION_DISPATCH_ISAS, ckw_bf16_attention_paged, o, q, k, v, pos, table, scratch, B, Tq,
+                    Tk, H, Dh, ld, Hp, NB, R, MB, q0, causal, scale);
 }
 
 #define CKW_BF16_ATTENTION_BATCHED(suffix) \
   CKW_ATTENTION_BATCHED_OVER(ckw_bf16_attention_batched##suffix, ckw_bf16_attention##suffix)
+// Macro instantiations: clang-format would join and indent them as one statement.
+// clang-format off
 CKW_BF16_ATTENTION_BATCHED()
 CKW_BF16_ATTENTION_BATCHED(__scalar)
 CKW_BF16_ATTENTION_BATCHED(__avx2)
 CKW_BF16_ATTENTION_BATCHED(__avx512)
 CKW_BF16_ATTENTION_BATCHED(__avx512bf16)
+// clang-format on

@@ -109,16 +109,32 @@ CKW_BF16_VI void out_tile_(const int R, float* restrict o, int64_t ldo, const ui
   }
 }
 
-#define TILE_ROWS_(R, call)                \
-  switch (R) {                             \
-    case 1: call(1); break;                \
-    case 2: call(2); break;                \
-    case 3: call(3); break;                \
-    case 4: call(4); break;                \
-    case 5: call(5); break;                \
-    case 6: call(6); break;                \
-    case 7: call(7); break;                \
-    default: call(TR); break;              \
+#define TILE_ROWS_(R, call) \
+  switch (R) {              \
+    case 1:                 \
+      call(1);              \
+      break;                \
+    case 2:                 \
+      call(2);              \
+      break;                \
+    case 3:                 \
+      call(3);              \
+      break;                \
+    case 4:                 \
+      call(4);              \
+      break;                \
+    case 5:                 \
+      call(5);              \
+      break;                \
+    case 6:                 \
+      call(6);              \
+      break;                \
+    case 7:                 \
+      call(7);              \
+      break;                \
+    default:                \
+      call(TR);             \
+      break;                \
   }
 
 // Stable softmax numerators of s[0 .. w) (w a multiple of 32; -inf where hidden) rounded to bf16
@@ -163,8 +179,9 @@ static CKW_SIMD_TARGET void block_(float* restrict o, const float* restrict q, c
   for (int64_t c = 0; c < nq; ++c) inv[c] = numerators_(pb + c * np, s + c * np, nb, n[c]);
   for (int64_t d0 = 0; d0 < Dh; d0 += PW)
     for (int64_t c0 = 0; c0 < nq; c0 += TR) {
-#define OUT_(R_) \
-  out_tile_(R_, o + (i0 + c0) * ld + h * Dh + d0, ld, pb + c0 * np, np, vp + d0, Dv, nb / 2, inv + c0, Dh - d0 < PW ? Dh - d0 : PW)
+#define OUT_(R_)                                                                                       \
+  out_tile_(R_, o + (i0 + c0) * ld + h * Dh + d0, ld, pb + c0 * np, np, vp + d0, Dv, nb / 2, inv + c0, \
+            Dh - d0 < PW ? Dh - d0 : PW)
       TILE_ROWS_(nq - c0, OUT_)
 #undef OUT_
     }
@@ -208,8 +225,11 @@ CKW_SIMD_TARGET void CKW_ISA_BF16(ckw_bf16_attention)(CKW_F32_ATTENTION_PARAMS) 
 // on Tq, which every sequence of the call shares).
 CKW_SIMD_TARGET void CKW_ISA_BF16(ckw_bf16_attention_paged)(CKW_F32_ATTENTION_PAGED_PARAMS) {
   if (Tq < CKW_F32_ATTENTION_BLOCK_MIN_TQ || Tk <= 0) {
+    // clang-format would take the ISA-named function for a statement of its own.
+    // clang-format off
     CKW_ISA(ckw_f32_attention_paged)(o, q, k, v, pos, table, scratch, B, Tq, Tk, H, Dh, ld, Hp, NB, R, MB, q0,
                                      causal, scale);
+    // clang-format on
     return;
   }
   const int64_t bs = Hp * R * Dh;  // floats per block

@@ -32,12 +32,13 @@ int main(int argc, char** argv) {
 #define ISA(isa) {#isa, ckw_cpu_has_##isa(), ckw_bf16_attention__##isa},
       CKW_BF16_ATTENTION_ISAS(ISA)
 #undef ISA
-      {"f32 avx512 (peer)", ckw_cpu_has_avx512(), ckw_f32_attention__avx512},
+          {"f32 avx512 (peer)", ckw_cpu_has_avx512(), ckw_f32_attention__avx512},
   };
   const int n_paths = (int)(sizeof paths / sizeof paths[0]);
   int bad = 0;
-  if (bench) printf("%-22s %14s %14s   (GFLOPS, one core, Tq = Tk = 1500, Dh = 64, best of 3)\n", "path", "tiny H=6",
-                    "base H=8");
+  if (bench)
+    printf("%-22s %14s %14s   (GFLOPS, one core, Tq = Tk = 1500, Dh = 64, best of 3)\n", "path", "tiny H=6",
+           "base H=8");
   for (int p = 1; p < n_paths; ++p) {  // the scalar path is the f32 scalar kernel's: hours at this size
     if (bench) printf("%-22s", paths[p].name);
     for (int64_t H = 6; H <= 8; H += 2) {

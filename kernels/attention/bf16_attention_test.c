@@ -102,10 +102,11 @@ static int check_blocked_(const char* isa, const case_* c, const bufs_* b) {
         const double want = n > 0 ? acc / sum : 0.0, bound = n > 0 ? rel * (mag / sum + fabs(want)) + 1e-30 : 0.0;
         const float got = b->o[i * b->ld + h * c->Dh + d];
         if (!(fabs(got - want) <= bound)) {
-          fprintf(stderr, "%s Tq=%lld Tk=%lld H=%lld Dh=%lld q_pos=%lld causal=%d shifted=%d: o[%lld, %lld, %lld] = %.9g, "
-                  "want %.9g within %.3g\n", isa, (long long)c->Tq, (long long)c->Tk, (long long)c->H,
-                  (long long)c->Dh, (long long)c->q_pos, c->causal, c->shifted, (long long)i, (long long)h,
-                  (long long)d, got, want, bound);
+          fprintf(stderr,
+                  "%s Tq=%lld Tk=%lld H=%lld Dh=%lld q_pos=%lld causal=%d shifted=%d: o[%lld, %lld, %lld] = %.9g, "
+                  "want %.9g within %.3g\n",
+                  isa, (long long)c->Tq, (long long)c->Tk, (long long)c->H, (long long)c->Dh, (long long)c->q_pos,
+                  c->causal, c->shifted, (long long)i, (long long)h, (long long)d, got, want, bound);
           ok = 0;
         }
       }
@@ -184,8 +185,8 @@ static void check_paged_and_batched_(const char* isa, attn_fn single, paged_fn p
     if (!causal) {  // the batched entry: every sequence at q_pos 0 on its own cache
       ckw_bf16_attention_batched(o, q, kc, vc, scratch, B, Tq, Tk, H, DH, CAP, 0, 0, 0.125f);
       for (int b = 0; b < B; ++b) {
-        ckw_bf16_attention(one, q + b * Tq * H * DH, kc + b * H * CAP * DH, vc + b * H * CAP * DH, scratch, Tq, Tk,
-                           H, DH, H * DH, CAP, 0, 0, 0.125f);
+        ckw_bf16_attention(one, q + b * Tq * H * DH, kc + b * H * CAP * DH, vc + b * H * CAP * DH, scratch, Tq, Tk, H,
+                           DH, H * DH, CAP, 0, 0, 0.125f);
         EXPECT(memcmp(one, o + b * Tq * H * DH, sizeof(float) * Tq * H * DH) == 0,
                "batched Tq=%lld: sequence %d differs from its own call", (long long)Tq, b);
       }
@@ -205,25 +206,25 @@ int main(void) {
       CKW_BF16_ATTENTION_ISAS(ISA)
 #undef ISA
 #ifdef CKW_TEST_AVX512_EMULATION
-      {"avx512bf16-emulated", ckw_cpu_has_avx2(), 1, ckw_bf16_attention__avx512bf16emu, ckw_f32_attention__avx512emu,
-       ckw_bf16_attention_paged__avx512bf16emu},
+          {"avx512bf16-emulated", ckw_cpu_has_avx2(), 1, ckw_bf16_attention__avx512bf16emu,
+           ckw_f32_attention__avx512emu, ckw_bf16_attention_paged__avx512bf16emu},
 #endif
   };
-  for (size_t i = 0; i < 3; ++i) isas[i].f32 = i == 0 ? ckw_f32_attention__scalar : i == 1 ? ckw_f32_attention__avx2
-                                                                                           : ckw_f32_attention__avx512;
+  for (size_t i = 0; i < 3; ++i)
+    isas[i].f32 = i == 0 ? ckw_f32_attention__scalar : i == 1 ? ckw_f32_attention__avx2 : ckw_f32_attention__avx512;
   isas[3].bf16 = 1, isas[3].f32 = ckw_f32_attention__avx512;
   // Tq, Tk, H, Dh, cap, q_pos, causal, shifted
   const case_ cases[] = {
-      {64, 64, 2, 64, 70, 0, 0, 0},     // encoder self-attention, two blocks
-      {70, 1500, 1, 64, 1500, 0, 0, 0}, // 1500 keys, a partial block
-      {40, 1500, 1, 64, 1500, 0, 0, 1}, // the +96 shift
-      {37, 87, 3, 64, 120, 50, 1, 0},   // causal prefill after 50 cached rows
-      {9, 9, 2, 7, 9, 0, 1, 0},         // odd head size, causal from an empty cache
-      {33, 70, 2, 65, 80, 0, 0, 0},     // a head past a multiple of 32
-      {8, 3, 1, 40, 5, 0, 0, 0},        // fewer keys than a panel
-      {20, 17, 1, 1, 17, 0, 0, 0},      // Dh = 1
-      {5, 40, 2, 64, 40, 0, 0, 0},      // the row path: the f32 kernel's
-      {1, 448, 2, 64, 448, 9, 1, 0},    // a decode step: the f32 kernel's
+      {64, 64, 2, 64, 70, 0, 0, 0},      // encoder self-attention, two blocks
+      {70, 1500, 1, 64, 1500, 0, 0, 0},  // 1500 keys, a partial block
+      {40, 1500, 1, 64, 1500, 0, 0, 1},  // the +96 shift
+      {37, 87, 3, 64, 120, 50, 1, 0},    // causal prefill after 50 cached rows
+      {9, 9, 2, 7, 9, 0, 1, 0},          // odd head size, causal from an empty cache
+      {33, 70, 2, 65, 80, 0, 0, 0},      // a head past a multiple of 32
+      {8, 3, 1, 40, 5, 0, 0, 0},         // fewer keys than a panel
+      {20, 17, 1, 1, 17, 0, 0, 0},       // Dh = 1
+      {5, 40, 2, 64, 40, 0, 0, 0},       // the row path: the f32 kernel's
+      {1, 448, 2, 64, 448, 9, 1, 0},     // a decode step: the f32 kernel's
   };
   const size_t n_cases = sizeof cases / sizeof cases[0];
   float* hw[sizeof cases / sizeof cases[0]] = {0};  // the real avx512bf16 path's outputs

@@ -44,17 +44,26 @@ int main(int argc, char** argv) {
     k32[i] = ckw_f16_to_f32(k[i]), v32[i] = ckw_f16_to_f32(v[i]);
   }
   for (int b = 0; b < ROWS; ++b) table[b] = b / BEAMS;
-#define PATH(isa)                                                                                           \
-  {#isa, ckw_cpu_has_##isa(), ckw_f16kv_attention__##isa, ckw_f32_attention__##isa,                        \
-   ckw_f16kv_attention_paged__##isa, ckw_f32_attention_paged__##isa},
+#define PATH(isa)                    \
+  {#isa,                             \
+   ckw_cpu_has_##isa(),              \
+   ckw_f16kv_attention__##isa,       \
+   ckw_f32_attention__##isa,         \
+   ckw_f16kv_attention_paged__##isa, \
+   ckw_f32_attention_paged__##isa},
   const path_ paths[] = {CKW_F16KV_ATTENTION_ISAS(PATH)};
 #undef PATH
   enum { NP = sizeof paths / sizeof paths[0] };
   const struct {
     const char* label;
     int64_t Tq, B;  // B = 0: one contiguous call, else a paged call of B sequences
-  } cases[] = {{"cross, Tq 1", 1, 0}, {"cross, Tq 2", 2, 0}, {"cross, Tq 3", 3, 0}, {"cross, Tq 4", 4, 0},
-               {"cross, Tq 5", 5, 0}, {"cross, prompt Tq 33", 33, 0}, {"paged cross, 8x5 beams", 1, ROWS}};
+  } cases[] = {{"cross, Tq 1", 1, 0},
+               {"cross, Tq 2", 2, 0},
+               {"cross, Tq 3", 3, 0},
+               {"cross, Tq 4", 4, 0},
+               {"cross, Tq 5", 5, 0},
+               {"cross, prompt Tq 33", 33, 0},
+               {"paged cross, 8x5 beams", 1, ROWS}};
   int bad = 0;
   if (bench) {
     printf("%-24s", "us per call");
@@ -73,19 +82,20 @@ int main(int argc, char** argv) {
         const path_* p = &paths[i];
         double t;
         const int64_t calls = B ? layers : layers * ENTRIES;
-        CKW_BENCH_BEST(t, bench ? (i == 0 ? 2 : 20) : 1, for (int64_t l = 0; l < calls; ++l) {
-          const int64_t at = l * (B ? per_layer : entry);
-          if (B && f16)
-            p->paged(o, q, k + at, v + at, pos, table, scratch, B, Tq, Tk, H, Dh, H * Dh, H, ENTRIES, Tk, 1, 0, 0,
-                     0.125f);
-          else if (B)
-            p->paged32(o, q, k32 + at, v32 + at, pos, table, scratch, B, Tq, Tk, H, Dh, H * Dh, H, ENTRIES, Tk, 1, 0,
-                       0, 0.125f);
-          else if (f16)
-            p->attn(o, q, k + at, v + at, scratch, Tq, Tk, H, Dh, H * Dh, Tk, 0, 0, 0.125f);
-          else
-            p->attn32(o, q, k32 + at, v32 + at, scratch, Tq, Tk, H, Dh, H * Dh, Tk, 0, 0, 0.125f);
-        });
+        CKW_BENCH_BEST(
+            t, bench ? (i == 0 ? 2 : 20) : 1, for (int64_t l = 0; l < calls; ++l) {
+              const int64_t at = l * (B ? per_layer : entry);
+              if (B && f16)
+                p->paged(o, q, k + at, v + at, pos, table, scratch, B, Tq, Tk, H, Dh, H * Dh, H, ENTRIES, Tk, 1, 0, 0,
+                         0.125f);
+              else if (B)
+                p->paged32(o, q, k32 + at, v32 + at, pos, table, scratch, B, Tq, Tk, H, Dh, H * Dh, H, ENTRIES, Tk, 1,
+                           0, 0, 0.125f);
+              else if (f16)
+                p->attn(o, q, k + at, v + at, scratch, Tq, Tk, H, Dh, H * Dh, Tk, 0, 0, 0.125f);
+              else
+                p->attn32(o, q, k32 + at, v32 + at, scratch, Tq, Tk, H, Dh, H * Dh, Tk, 0, 0, 0.125f);
+            });
         for (int64_t j = 0; j < nq * H * Dh; ++j) bad |= !isfinite(o[j]);
         if (bench) printf(" %9.1f", t / (double)calls * 1e6);
       }

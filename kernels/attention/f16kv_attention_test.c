@@ -110,9 +110,10 @@ static int check(const path_* p, int64_t Tq, int64_t Tk, int64_t H, int64_t Dh, 
   const int ok = memcmp(o, o32, sizeof(float) * Tq * ld) == 0 && outputs_ok(o, Tq, H, Dh, ld, 0) &&
                  memcmp(s, s32, sizeof(float) * H * Tq * Tk) == 0 && scores_ok(s, H, Tq, Tk, q_pos, causal);
   if (!ok)
-    fprintf(stderr, "%s Tq=%lld Tk=%lld H=%lld Dh=%lld ld=%lld q_pos=%lld causal=%d: not the f32 path's bits on the "
-            "widened rows, or not finite\n", p->isa, (long long)Tq, (long long)Tk, (long long)H, (long long)Dh,
-            (long long)ld, (long long)q_pos, causal);
+    fprintf(stderr,
+            "%s Tq=%lld Tk=%lld H=%lld Dh=%lld ld=%lld q_pos=%lld causal=%d: not the f32 path's bits on the "
+            "widened rows, or not finite\n",
+            p->isa, (long long)Tq, (long long)Tk, (long long)H, (long long)Dh, (long long)ld, (long long)q_pos, causal);
   free(q), free(k), free(v), free(k32), free(v32), free(o), free(o32), free(s), free(s32), free(scratch);
   return ok;
 }
@@ -158,8 +159,8 @@ static int check_paged(const path_* p, const int64_t* c) {
   const uint16_t *kh = kp + h0 * R * Dh, *vh = vp + h0 * R * Dh;
   p->paged(o + h0 * Dh, q + h0 * Dh, kh, vh, pos, table, scratch, B, Tq, Tk, H, Dh, ld, Hp, NB, R, MB, q0, causal,
            scale);
-  p->paged32(o32 + h0 * Dh, q + h0 * Dh, kp32 + h0 * R * Dh, vp32 + h0 * R * Dh, pos, table, scratch, B, Tq, Tk, H,
-             Dh, ld, Hp, NB, R, MB, q0, causal, scale);
+  p->paged32(o32 + h0 * Dh, q + h0 * Dh, kp32 + h0 * R * Dh, vp32 + h0 * R * Dh, pos, table, scratch, B, Tq, Tk, H, Dh,
+             ld, Hp, NB, R, MB, q0, causal, scale);
   p->scores_paged(s, q + h0 * Dh, kh, pos, table, B, Tq, Tk, H, Dh, ld, Hp, NB, R, MB, q0, causal, scale);
   p->scores_paged32(s32, q + h0 * Dh, kp32 + h0 * R * Dh, pos, table, B, Tq, Tk, H, Dh, ld, Hp, NB, R, MB, q0, causal,
                     scale);
@@ -181,30 +182,37 @@ static int check_paged(const path_* p, const int64_t* c) {
   ok = ok && memcmp(o, ref, no) == 0 && memcmp(o, o32, no) == 0 && outputs_ok(o, B * Tq, H, Dh, ld, h0) &&
        memcmp(s, sref, ns) == 0 && memcmp(s, s32, ns) == 0;
   if (!ok)
-    fprintf(stderr, "%s paged B=%lld Tq=%lld Tk=%lld H=%lld Hp=%lld Dh=%lld R=%lld MB=%lld q0=%lld causal=%d beams=%d "
-            "(check %d): not the contiguous call's or the f32 paged call's bits, or not finite\n", p->isa,
-            (long long)B, (long long)Tq, (long long)Tk, (long long)H, (long long)Hp, (long long)Dh, (long long)R,
-            (long long)MB, (long long)q0, causal, beams, rc);
+    fprintf(stderr,
+            "%s paged B=%lld Tq=%lld Tk=%lld H=%lld Hp=%lld Dh=%lld R=%lld MB=%lld q0=%lld causal=%d beams=%d "
+            "(check %d): not the contiguous call's or the f32 paged call's bits, or not finite\n",
+            p->isa, (long long)B, (long long)Tq, (long long)Tk, (long long)H, (long long)Hp, (long long)Dh,
+            (long long)R, (long long)MB, (long long)q0, causal, beams, rc);
   free(kp), free(vp), free(kp32), free(vp32), free(kc), free(vc), free(q), free(o), free(o32), free(ref), free(s);
   free(s32), free(sref), free(scratch), free(table), free(ids);
   return ok;
 }
 
 int main(void) {
-#define PATH(isa)                                                                                                \
-  {#isa, ckw_cpu_has_##isa(), ckw_f16kv_attention__##isa, ckw_f32_attention__##isa,                             \
-   ckw_f16kv_attention_scores__##isa, ckw_f32_attention_scores__##isa, ckw_f16kv_attention_paged__##isa,        \
-   ckw_f32_attention_paged__##isa, ckw_f16kv_attention_scores_paged__##isa, ckw_f32_attention_scores_paged__##isa},
+#define PATH(isa)                           \
+  {#isa,                                    \
+   ckw_cpu_has_##isa(),                     \
+   ckw_f16kv_attention__##isa,              \
+   ckw_f32_attention__##isa,                \
+   ckw_f16kv_attention_scores__##isa,       \
+   ckw_f32_attention_scores__##isa,         \
+   ckw_f16kv_attention_paged__##isa,        \
+   ckw_f32_attention_paged__##isa,          \
+   ckw_f16kv_attention_scores_paged__##isa, \
+   ckw_f32_attention_scores_paged__##isa},
   const path_ paths[] = {
-      CKW_F16KV_ATTENTION_ISAS(PATH)
-      {"dispatch", 1, ckw_f16kv_attention, ckw_f32_attention, ckw_f16kv_attention_scores, ckw_f32_attention_scores,
-       ckw_f16kv_attention_paged, ckw_f32_attention_paged, ckw_f16kv_attention_scores_paged,
-       ckw_f32_attention_scores_paged},
+      CKW_F16KV_ATTENTION_ISAS(PATH){"dispatch", 1, ckw_f16kv_attention, ckw_f32_attention, ckw_f16kv_attention_scores,
+                                     ckw_f32_attention_scores, ckw_f16kv_attention_paged, ckw_f32_attention_paged,
+                                     ckw_f16kv_attention_scores_paged, ckw_f32_attention_scores_paged},
 #ifdef CKW_TEST_AVX512_EMULATION
       {"avx512-emulated", 1, ckw_f16kv_attention__avx512emu, ckw_f32_attention__avx512emu,
-       ckw_f16kv_attention_scores__avx512emu, ckw_f32_attention_scores__avx512emu,
-       ckw_f16kv_attention_paged__avx512emu, ckw_f32_attention_paged__avx512emu,
-       ckw_f16kv_attention_scores_paged__avx512emu, ckw_f32_attention_scores_paged__avx512emu},
+       ckw_f16kv_attention_scores__avx512emu, ckw_f32_attention_scores__avx512emu, ckw_f16kv_attention_paged__avx512emu,
+       ckw_f32_attention_paged__avx512emu, ckw_f16kv_attention_scores_paged__avx512emu,
+       ckw_f32_attention_scores_paged__avx512emu},
 #endif
   };
 #undef PATH
@@ -212,14 +220,14 @@ int main(void) {
   static const int64_t tqs[] = {1, 3, 8, 33}, tks[] = {1, 5, 17, 100, 1500}, dhs[] = {64, 40, 7, 136};
   // B, Tq, Tk, H, Hp, Dh, R, MB, q0, causal, beams
   static const int64_t paged_cases[][11] = {
-      {6, 1, 448, 2, 2, 64, 16, 28, 0, 1, 1},   // decode step, beams at their own positions
-      {4, 3, 64, 2, 3, 64, 16, 4, 1, 1, 1},     // a few tokens each (row path), 2 of 3 heads
-      {1, 33, 96, 2, 2, 64, 16, 6, 3, 1, 0},    // a prefill on the blocked path, tiles split at blocks
-      {2, 33, 100, 1, 2, 40, 32, 4, 0, 1, 0},   // blocked, Dh 40
-      {5, 1, 1500, 2, 2, 64, 1500, 1, 0, 0, 1}, // cross-attention: one block of R = Tk rows per entry
-      {3, 8, 1500, 1, 1, 64, 1500, 1, 0, 0, 1}, // cross-attention of a blocked prompt
-      {3, 3, 37, 2, 2, 7, 8, 5, 0, 1, 1},       // Dh 7
-      {2, 1, 5, 1, 1, 64, 1, 5, 0, 1, 0},       // R = 1
+      {6, 1, 448, 2, 2, 64, 16, 28, 0, 1, 1},    // decode step, beams at their own positions
+      {4, 3, 64, 2, 3, 64, 16, 4, 1, 1, 1},      // a few tokens each (row path), 2 of 3 heads
+      {1, 33, 96, 2, 2, 64, 16, 6, 3, 1, 0},     // a prefill on the blocked path, tiles split at blocks
+      {2, 33, 100, 1, 2, 40, 32, 4, 0, 1, 0},    // blocked, Dh 40
+      {5, 1, 1500, 2, 2, 64, 1500, 1, 0, 0, 1},  // cross-attention: one block of R = Tk rows per entry
+      {3, 8, 1500, 1, 1, 64, 1500, 1, 0, 0, 1},  // cross-attention of a blocked prompt
+      {3, 3, 37, 2, 2, 7, 8, 5, 0, 1, 1},        // Dh 7
+      {2, 1, 5, 1, 1, 64, 1, 5, 0, 1, 0},        // R = 1
   };
   int fails = 0, n = 0;
   for (size_t i = 0; i < sizeof paths / sizeof paths[0]; ++i) {

@@ -26,17 +26,25 @@ int ckw_f32_attention_paged_check(const int32_t* pos, const int32_t* table, int6
 
 const char* ckw_f32_attention_paged_strerror(int code) {
   switch (code) {
-    case 0: return "ok";
-    case CKW_ATTENTION_ERR_BLOCK: return "a block id the call reads is outside [0, NB)";
-    case CKW_ATTENTION_ERR_POSITION: return "a position is negative or the rows read pass the table's MB * R rows";
-    case CKW_ATTENTION_ERR_SHAPE: return "negative dims or R < 1";
-    default: return "unknown paged attention error";
+    case 0:
+      return "ok";
+    case CKW_ATTENTION_ERR_BLOCK:
+      return "a block id the call reads is outside [0, NB)";
+    case CKW_ATTENTION_ERR_POSITION:
+      return "a position is negative or the rows read pass the table's MB * R rows";
+    case CKW_ATTENTION_ERR_SHAPE:
+      return "negative dims or R < 1";
+    default:
+      return "unknown paged attention error";
   }
 }
 
 #define CKW_ATTENTION_BATCHED(suffix) \
   CKW_ATTENTION_BATCHED_OVER(ckw_f32_attention_batched##suffix, ckw_f32_attention##suffix)
+// Macro instantiations: clang-format would join and indent them as one statement.
+// clang-format off
 CKW_ATTENTION_BATCHED()
 CKW_ATTENTION_BATCHED(__scalar)
 CKW_ATTENTION_BATCHED(__avx2)
 CKW_ATTENTION_BATCHED(__avx512)
+// clang-format on

@@ -31,10 +31,9 @@ int64_t ckw_f32_attention_scratch_bytes(int64_t Tq, int64_t Tk, int64_t H, int64
 
 // The parameter lists are written over the K/V rows' element type kv_t: float here, uint16_t (f16
 // bits) for the f16kv kernels (f16kv_attention.h), which share these kernels' code.
-#define CKW_ATTENTION_PARAMS_KV(kv_t)                                                         \
-  float *restrict o, const float *restrict q, const kv_t *restrict k, const kv_t *restrict v, \
-      float *restrict scratch, int64_t Tq, int64_t Tk, int64_t H, int64_t Dh, int64_t ld,     \
-      int64_t cap, int64_t q_pos, int causal, float scale
+#define CKW_ATTENTION_PARAMS_KV(kv_t)                                                                                  \
+  float *restrict o, const float *restrict q, const kv_t *restrict k, const kv_t *restrict v, float *restrict scratch, \
+      int64_t Tq, int64_t Tk, int64_t H, int64_t Dh, int64_t ld, int64_t cap, int64_t q_pos, int causal, float scale
 #define CKW_F32_ATTENTION_PARAMS CKW_ATTENTION_PARAMS_KV(float)
 
 void ckw_f32_attention(CKW_F32_ATTENTION_PARAMS);
@@ -46,19 +45,19 @@ void ckw_f32_attention__avx512(CKW_F32_ATTENTION_PARAMS);
 // of a beam search), each with its own K/V: sequence b's Tq query rows q[b * Tq ..] attend
 // k[b], v[b] of a batch of head-major caches [Bk, H, cap, Dh] (B <= Bk) exactly as
 // ckw_f32_attention would, bit for bit; o [B * Tq, H * Dh]. Same scratch as one sequence.
-#define CKW_F32_ATTENTION_BATCHED_PARAMS                                                        \
-  float *restrict o, const float *restrict q, const float *restrict k, const float *restrict v, \
-      float *restrict scratch, int64_t B, int64_t Tq, int64_t Tk, int64_t H, int64_t Dh,        \
-      int64_t cap, int64_t q_pos, int causal, float scale
+#define CKW_F32_ATTENTION_BATCHED_PARAMS                                                                             \
+  float *restrict o, const float *restrict q, const float *restrict k, const float *restrict v,                      \
+      float *restrict scratch, int64_t B, int64_t Tq, int64_t Tk, int64_t H, int64_t Dh, int64_t cap, int64_t q_pos, \
+      int causal, float scale
 
 // ckw_f32_attention_scores (op kind "attention_scores"): the attention logits alone,
 //   s[h, i, j] = scale * q[i, h] . k[h, j]   (j < Tk; -inf where causal hides key j),
 // s [H, Tq, Tk], q and k as ckw_f32_attention's, q's rows ldq floats apart (H * Dh, or more when
 // H is a chunk of the heads); the same rounding as its one-row path. For
 // inspection (Whisper's word timestamps read the alignment heads' cross-attention).
-#define CKW_ATTENTION_SCORES_PARAMS_KV(kv_t)                                                \
-  float *restrict s, const float *restrict q, const kv_t *restrict k, int64_t Tq, int64_t Tk, \
-      int64_t H, int64_t Dh, int64_t ldq, int64_t cap, int64_t q_pos, int causal, float scale
+#define CKW_ATTENTION_SCORES_PARAMS_KV(kv_t)                                                                         \
+  float *restrict s, const float *restrict q, const kv_t *restrict k, int64_t Tq, int64_t Tk, int64_t H, int64_t Dh, \
+      int64_t ldq, int64_t cap, int64_t q_pos, int causal, float scale
 #define CKW_F32_ATTENTION_SCORES_PARAMS CKW_ATTENTION_SCORES_PARAMS_KV(float)
 
 void ckw_f32_attention_scores(CKW_F32_ATTENTION_SCORES_PARAMS);
@@ -81,8 +80,8 @@ void ckw_f32_attention_scores__avx512(CKW_F32_ATTENTION_SCORES_PARAMS);
 #define CKW_ATTENTION_ERR_POSITION (-2)
 #define CKW_ATTENTION_ERR_SHAPE (-3)
 
-#define CKW_ATTENTION_PAGED_PARAMS_KV(kv_t)                                                                         \
-  float *restrict o, const float *restrict q, const kv_t *restrict k, const kv_t *restrict v,                      \
+#define CKW_ATTENTION_PAGED_PARAMS_KV(kv_t)                                                                       \
+  float *restrict o, const float *restrict q, const kv_t *restrict k, const kv_t *restrict v,                     \
       const int32_t *restrict pos, const int32_t *restrict table, float *restrict scratch, int64_t B, int64_t Tq, \
       int64_t Tk, int64_t H, int64_t Dh, int64_t ld, int64_t Hp, int64_t NB, int64_t R, int64_t MB, int64_t q0,   \
       int causal, float scale
@@ -97,7 +96,7 @@ void ckw_f32_attention_paged__avx512(CKW_F32_ATTENTION_PAGED_PARAMS);
 // for each sequence of a paged call, s [B, H, Tq, Tk]; same arguments and preconditions as
 // ckw_f32_attention_paged.
 #define CKW_ATTENTION_SCORES_PAGED_PARAMS_KV(kv_t)                                                          \
-  float *restrict s, const float *restrict q, const kv_t *restrict k, const int32_t *restrict pos,        \
+  float *restrict s, const float *restrict q, const kv_t *restrict k, const int32_t *restrict pos,          \
       const int32_t *restrict table, int64_t B, int64_t Tq, int64_t Tk, int64_t H, int64_t Dh, int64_t ldq, \
       int64_t Hp, int64_t NB, int64_t R, int64_t MB, int64_t q0, int causal, float scale
 #define CKW_F32_ATTENTION_SCORES_PAGED_PARAMS CKW_ATTENTION_SCORES_PAGED_PARAMS_KV(float)
@@ -110,18 +109,18 @@ void ckw_f32_attention_scores_paged__avx512(CKW_F32_ATTENTION_SCORES_PAGED_PARAM
 // What a paged call needs of its arguments: 0, or CKW_ATTENTION_ERR_BLOCK when a block id the
 // call reads is outside [0, NB), CKW_ATTENTION_ERR_POSITION when some pos[b] < 0 or the rows
 // read pass MB * R, CKW_ATTENTION_ERR_SHAPE on negative dims or R < 1; and its one-line message.
-int ckw_f32_attention_paged_check(const int32_t* pos, const int32_t* table, int64_t B, int64_t Tq, int64_t Tk,
+int ckw_f32_attention_paged_check(const int32_t *pos, const int32_t *table, int64_t B, int64_t Tq, int64_t Tk,
                                   int64_t NB, int64_t R, int64_t MB, int64_t q0, int causal);
-const char* ckw_f32_attention_paged_strerror(int code);
+const char *ckw_f32_attention_paged_strerror(int code);
 
 // Defines `batched` (CKW_F32_ATTENTION_BATCHED_PARAMS) as one call of `single` per sequence of the
 // batch, each on its own cache: it runs the path it would run alone.
-#define CKW_ATTENTION_BATCHED_OVER(batched, single)                                                \
-  void batched(CKW_F32_ATTENTION_BATCHED_PARAMS) {                                                 \
-    const int64_t q_stride = Tq * H * Dh, kv_stride = H * cap * Dh;                                \
-    for (int64_t b = 0; b < B; ++b)                                                                \
-      single(o + b * q_stride, q + b * q_stride, k + b * kv_stride, v + b * kv_stride, scratch, Tq, Tk, H, Dh, \
-             H * Dh, cap, q_pos, causal, scale);                                                   \
+#define CKW_ATTENTION_BATCHED_OVER(batched, single)                                                                    \
+  void batched(CKW_F32_ATTENTION_BATCHED_PARAMS) {                                                                     \
+    const int64_t q_stride = Tq * H * Dh, kv_stride = H * cap * Dh;                                                    \
+    for (int64_t b = 0; b < B; ++b)                                                                                    \
+      single(o + b * q_stride, q + b * q_stride, k + b * kv_stride, v + b * kv_stride, scratch, Tq, Tk, H, Dh, H * Dh, \
+             cap, q_pos, causal, scale);                                                                               \
   }
 
 void ckw_f32_attention_batched(CKW_F32_ATTENTION_BATCHED_PARAMS);

@@ -27,8 +27,22 @@ def attend(isa, q, k, v, tk, q_pos=0, causal=False):
     tq = q.shape[0]
     o = np.full_like(q, np.nan)
     scratch = np.empty(SCRATCH_BYTES(tq, tk, h, dh) // 4 + 1, np.float32)
-    f(kt.ptr(o), kt.ptr(q), kt.ptr(k), kt.ptr(v), kt.ptr(scratch), tq, tk, h, dh, h * dh, cap, q_pos, int(causal),
-      1.0 / np.sqrt(dh))
+    f(
+        kt.ptr(o),
+        kt.ptr(q),
+        kt.ptr(k),
+        kt.ptr(v),
+        kt.ptr(scratch),
+        tq,
+        tk,
+        h,
+        dh,
+        h * dh,
+        cap,
+        q_pos,
+        int(causal),
+        1.0 / np.sqrt(dh),
+    )
     return o
 
 
@@ -83,7 +97,7 @@ class AttentionTest(unittest.TestCase):
         q, k, v = self.qkv(t, h, cap, dh)
         full = attend("", q, k, v, cap, 0, True)
         for pos in range(t):
-            step = attend("", kt.f32(q[pos:pos + 1]), k, v, cap, pos, True)
+            step = attend("", kt.f32(q[pos : pos + 1]), k, v, cap, pos, True)
             tolerance.assert_close(step[0], full[pos], self.c, dh + pos + 1, f"decode pos {pos}")
 
     def test_keys_past_pos_are_not_read(self):

@@ -30,8 +30,8 @@ typedef void (*paged_fn)(CKW_F32_ATTENTION_PAGED_PARAMS);
 typedef void (*scores_fn)(CKW_F32_ATTENTION_SCORES_PARAMS);
 typedef void (*scores_paged_fn)(CKW_F32_ATTENTION_SCORES_PAGED_PARAMS);
 
-static int check(const char* isa, attn_fn f, int64_t Tq, int64_t Tk, int64_t H, int64_t Dh, int64_t cap,
-                 int64_t q_pos, int causal, int shifted) {
+static int check(const char* isa, attn_fn f, int64_t Tq, int64_t Tk, int64_t H, int64_t Dh, int64_t cap, int64_t q_pos,
+                 int causal, int shifted) {
   const int64_t ld = H * Dh;
   const float scale = 1.0f / sqrtf((float)Dh);
   float* q = malloc(sizeof(float) * (Tq * ld + 1));
@@ -77,8 +77,8 @@ static int check(const char* isa, attn_fn f, int64_t Tq, int64_t Tk, int64_t H, 
   f(o, q, k, v, scratch, Tq, Tk, H, Dh, ld, cap, q_pos, causal, scale);
   char what[160];
   snprintf(what, sizeof what, "%s attention Tq=%lld Tk=%lld H=%lld Dh=%lld cap=%lld q_pos=%lld causal=%d shifted=%d",
-           isa, (long long)Tq, (long long)Tk, (long long)H, (long long)Dh, (long long)cap, (long long)q_pos,
-           causal, shifted);
+           isa, (long long)Tq, (long long)Tk, (long long)H, (long long)Dh, (long long)cap, (long long)q_pos, causal,
+           shifted);
   int ok = ckw_check_close(what, o, ref, Tq * ld, TOL_C, Dh + Tk);
   // The map's head split: one call per head, rows still ld apart, gives the whole call's bits.
   for (int64_t i = 0; i < Tq * ld; ++i) ref[i] = -1234.0f;
@@ -149,8 +149,8 @@ static int check_scores(void) {
             const int at = (h * TQ + i) * TK + j;
             const int hidden = causal && j > 3 + i;
             if (hidden ? s[at] != -INFINITY : fabsf(s[at] - ref[at]) > 1e-5f) {
-              fprintf(stderr, "attention_scores fn %d causal %d [%d,%d,%d] = %g want %g\n", f, causal, h, i, j,
-                      s[at], hidden ? -INFINITY : ref[at]);
+              fprintf(stderr, "attention_scores fn %d causal %d [%d,%d,%d] = %g want %g\n", f, causal, h, i, j, s[at],
+                      hidden ? -INFINITY : ref[at]);
               ++fails;
             }
           }
@@ -217,18 +217,18 @@ static int check_paged(const char* isa, attn_fn contiguous, paged_fn paged, scor
            (long long)q0, causal);
   int ok = 1;
   for (int64_t b = 0; b < B; ++b)
-    contiguous(ref + b * Tq * ld, q + b * Tq * ld, kc + b * H * cap * Dh, vc + b * H * cap * Dh, scratch, Tq, Tk, H,
-               Dh, ld, cap, pos[b] + q0, causal, scale);
+    contiguous(ref + b * Tq * ld, q + b * Tq * ld, kc + b * H * cap * Dh, vc + b * H * cap * Dh, scratch, Tq, Tk, H, Dh,
+               ld, cap, pos[b] + q0, causal, scale);
   for (int pass = 0; pass < 3 && ok; ++pass) {  // whole call; one call per head; one per sequence
     for (int64_t i = 0; i < B * Tq * ld; ++i) o[i] = -1234.0f;
     const int rc = ckw_f32_attention_paged_check(pos, table, B, Tq, Tk, NB, R, MB, q0, causal);
     if (pass == 0) paged(o, q, kp, vp, pos, table, scratch, B, Tq, Tk, H, Dh, ld, H, NB, R, MB, q0, causal, scale);
     for (int64_t h = 0; pass == 1 && h < H; ++h)
-      paged(o + h * Dh, q + h * Dh, kp + h * R * Dh, vp + h * R * Dh, pos, table, scratch, B, Tq, Tk, 1, Dh, ld,
-                  H, NB, R, MB, q0, causal, scale);
+      paged(o + h * Dh, q + h * Dh, kp + h * R * Dh, vp + h * R * Dh, pos, table, scratch, B, Tq, Tk, 1, Dh, ld, H, NB,
+            R, MB, q0, causal, scale);
     for (int64_t b = 0; pass == 2 && b < B; ++b)
-      paged(o + b * Tq * ld, q + b * Tq * ld, kp, vp, pos + b, table + b * MB, scratch, 1, Tq, Tk, H, Dh, ld, H,
-                  NB, R, MB, q0, causal, scale);
+      paged(o + b * Tq * ld, q + b * Tq * ld, kp, vp, pos + b, table + b * MB, scratch, 1, Tq, Tk, H, Dh, ld, H, NB, R,
+            MB, q0, causal, scale);
     if (rc != 0 || memcmp(o, ref, sizeof(float) * B * Tq * ld) != 0) {
       fprintf(stderr, "%s: pass %d (0 whole, 1 per head, 2 per sequence) rc %d differs from the contiguous calls\n",
               what, pass, rc);
@@ -341,13 +341,15 @@ static int check_rows(const char* isa, attn_fn f, paged_fn paged) {
         paged(o, q, kp, vp, pos, table, scratch, B, Tq, Tk, H, Dh, ld, Hp, NB, R, MB, q0, causal, scale);
         for (int64_t b = 0; b < B; ++b)
           for (int64_t i = 0; i < Tq; ++i)
-            paged(one + (b * Tq + i) * ld, q + (b * Tq + i) * ld, kp, vp, pos + b, table + b * MB, scratch, 1, 1, Tk,
-                  H, Dh, ld, Hp, NB, R, MB, q0 + i, causal, scale);
+            paged(one + (b * Tq + i) * ld, q + (b * Tq + i) * ld, kp, vp, pos + b, table + b * MB, scratch, 1, 1, Tk, H,
+                  Dh, ld, Hp, NB, R, MB, q0 + i, causal, scale);
         const int rc = ckw_f32_attention_paged_check(pos, table, B, Tq, Tk, NB, R, MB, q0, causal);
         if (rc != 0 || memcmp(o, one, sizeof(float) * B * Tq * ld) != 0) {
-          fprintf(stderr, "%s paged rows: B=%lld Tq=%lld Tk=%lld H=%lld Dh=%lld R=%lld causal=%d rc %d differs from "
-                  "one row at a time\n", isa, (long long)B, (long long)Tq, (long long)Tk, (long long)H, (long long)Dh,
-                  (long long)R, causal, rc);
+          fprintf(stderr,
+                  "%s paged rows: B=%lld Tq=%lld Tk=%lld H=%lld Dh=%lld R=%lld causal=%d rc %d differs from "
+                  "one row at a time\n",
+                  isa, (long long)B, (long long)Tq, (long long)Tk, (long long)H, (long long)Dh, (long long)R, causal,
+                  rc);
           ++fails;
         }
         free(table), free(kp), free(vp), free(q), free(o), free(one), free(scratch);
@@ -364,28 +366,32 @@ int main(void) {
     scores_fn scores;
     scores_paged_fn scores_paged;
   } isas[] = {
-#define ISA(isa)                                                                                  \
-  {#isa, ckw_cpu_has_##isa(), ckw_f32_attention__##isa, ckw_f32_attention_paged__##isa,             \
-   ckw_f32_attention_scores__##isa, ckw_f32_attention_scores_paged__##isa},
-              CKW_F32_ATTENTION_ISAS(ISA)
+#define ISA(isa)                    \
+  {#isa,                            \
+   ckw_cpu_has_##isa(),             \
+   ckw_f32_attention__##isa,        \
+   ckw_f32_attention_paged__##isa,  \
+   ckw_f32_attention_scores__##isa, \
+   ckw_f32_attention_scores_paged__##isa},
+      CKW_F32_ATTENTION_ISAS(ISA)
 #undef ISA
-              {"dispatch", 1, ckw_f32_attention, ckw_f32_attention_paged, ckw_f32_attention_scores,
-               ckw_f32_attention_scores_paged},
+          {"dispatch", 1, ckw_f32_attention, ckw_f32_attention_paged, ckw_f32_attention_scores,
+           ckw_f32_attention_scores_paged},
 #ifdef CKW_TEST_AVX512_EMULATION
-              {"avx512-emulated", 1, ckw_f32_attention__avx512emu, ckw_f32_attention_paged__avx512emu,
-               ckw_f32_attention_scores__avx512emu, ckw_f32_attention_scores_paged__avx512emu},
+      {"avx512-emulated", 1, ckw_f32_attention__avx512emu, ckw_f32_attention_paged__avx512emu,
+       ckw_f32_attention_scores__avx512emu, ckw_f32_attention_scores_paged__avx512emu},
 #endif
   };
   // B, Tq, Tk, H, Dh, R, MB, q0, causal
   const int64_t paged_cases[][9] = {
-      {6, 1, 448, 2, 64, 16, 28, 0, 1},  // decode step: six sequences at their own positions
-      {4, 5, 64, 2, 64, 16, 4, 0, 1},    // the row path with a few tokens per sequence
-      {1, 40, 96, 2, 64, 16, 6, 3, 1},   // a prefill on the blocked path (tiles split at blocks)
-      {2, 40, 96, 2, 64, 32, 3, 0, 1},   // R = 32
+      {6, 1, 448, 2, 64, 16, 28, 0, 1},    // decode step: six sequences at their own positions
+      {4, 5, 64, 2, 64, 16, 4, 0, 1},      // the row path with a few tokens per sequence
+      {1, 40, 96, 2, 64, 16, 6, 3, 1},     // a prefill on the blocked path (tiles split at blocks)
+      {2, 40, 96, 2, 64, 32, 3, 0, 1},     // R = 32
       {3, 1, 1500, 1, 64, 1500, 1, 0, 0},  // cross-attention: each row's entry, one block
       {2, 9, 300, 2, 64, 300, 1, 0, 0},    // cross-attention of a blocked prompt
-      {3, 2, 37, 2, 20, 16, 3, 0, 1},      {2, 9, 50, 1, 72, 16, 4, 0, 0},  {2, 3, 40, 1, 136, 8, 5, 1, 1},
-      {2, 1, 5, 1, 1, 1, 5, 0, 1},
+      {3, 2, 37, 2, 20, 16, 3, 0, 1},     {2, 9, 50, 1, 72, 16, 4, 0, 0},
+      {2, 3, 40, 1, 136, 8, 5, 1, 1},     {2, 1, 5, 1, 1, 1, 5, 0, 1},
   };
   // Tq, Tk, H, Dh, cap, q_pos, causal
   const int64_t cases[][7] = {
@@ -395,12 +401,21 @@ int main(void) {
       {1, 448, 2, 64, 448, 9, 1},    // decode step at pos 9: reads 10 of 448 rows
       {1, 448, 1, 64, 448, 0, 1},    // decode step at pos 0: one row
       {4, 1500, 1, 64, 1500, 0, 0},  // cross-attention over encoder memory
-      {3, 19, 2, 20, 21, 0, 0},      {2, 9, 3, 1, 9, 0, 0},     {6, 13, 1, 7, 13, 2, 1},
-      {2, 23, 2, 72, 30, 0, 0},      {3, 17, 1, 136, 17, 0, 0}, {2, 5, 1, 8, 5, 0, 0},
+      {3, 19, 2, 20, 21, 0, 0},
+      {2, 9, 3, 1, 9, 0, 0},
+      {6, 13, 1, 7, 13, 2, 1},
+      {2, 23, 2, 72, 30, 0, 0},
+      {3, 17, 1, 136, 17, 0, 0},
+      {2, 5, 1, 8, 5, 0, 0},
       // Tq >= CKW_F32_ATTENTION_BLOCK_MIN_TQ: the blocked path, partial blocks and tiles.
-      {40, 29, 2, 64, 33, 0, 0},     {8, 8, 1, 64, 8, 0, 1},    {45, 50, 2, 64, 64, 5, 1},
-      {20, 1500, 1, 64, 1500, 0, 0}, {35, 35, 2, 20, 35, 0, 1}, {9, 3, 3, 72, 4, 0, 0},
-      {17, 7, 1, 1, 7, 0, 0},        {33, 40, 1, 40, 40, 7, 1},
+      {40, 29, 2, 64, 33, 0, 0},
+      {8, 8, 1, 64, 8, 0, 1},
+      {45, 50, 2, 64, 64, 5, 1},
+      {20, 1500, 1, 64, 1500, 0, 0},
+      {35, 35, 2, 20, 35, 0, 1},
+      {9, 3, 3, 72, 4, 0, 0},
+      {17, 7, 1, 1, 7, 0, 0},
+      {33, 40, 1, 40, 40, 7, 1},
   };
   int fails = 0, n = 0;
   for (size_t i = 0; i < sizeof isas / sizeof isas[0]; ++i) {
@@ -420,7 +435,8 @@ int main(void) {
   for (size_t i = 0; i < sizeof isas / sizeof isas[0]; ++i) {
     if (!test_isa_runs(isas[i].isa, isas[i].ok)) continue;
     for (size_t c = 0; c < sizeof paged_cases / sizeof paged_cases[0]; ++c, ++n)
-      fails += !check_paged(isas[i].isa, isas[i].f, isas[i].paged, isas[i].scores, isas[i].scores_paged, paged_cases[c]);
+      fails +=
+          !check_paged(isas[i].isa, isas[i].f, isas[i].paged, isas[i].scores, isas[i].scores_paged, paged_cases[c]);
     fails += check_rows(isas[i].isa, isas[i].f, isas[i].paged) != 0;
     ++n;
   }

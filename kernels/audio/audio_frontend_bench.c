@@ -52,8 +52,7 @@ static double time_it(const bench* b, body_fn fn, void* ctx) {
   return best;
 }
 
-static void row(const bench* b, const char* kernel, const char* what, double seconds,
-                double audio_seconds) {
+static void row(const bench* b, const char* kernel, const char* what, double seconds, double audio_seconds) {
   if (!b->full) return;
   printf("%-26s %-34s %10.3f %12.0fx\n", kernel, what, 1e3 * seconds,
          audio_seconds > 0 ? audio_seconds / seconds : 0.0);
@@ -78,8 +77,7 @@ static int all_finite(const float* x, int64_t n) {
 static int64_t make_wav(uint8_t* out, int64_t frames, int channels, uint32_t rate) {
   const uint32_t data = (uint32_t)(frames * channels * 2);
   uint8_t h[44] = "RIFF....WAVEfmt ....\1\0..........\4\0\20\0data....";
-  const uint32_t fields[][2] = {
-      {4, 36 + data}, {16, 16}, {24, rate}, {28, rate * channels * 2}, {40, data}};
+  const uint32_t fields[][2] = {{4, 36 + data}, {16, 16}, {24, rate}, {28, rate * channels * 2}, {40, data}};
   for (int f = 0; f < 5; ++f) {
     for (int i = 0; i < 4; ++i) h[fields[f][0] + i] = (uint8_t)(fields[f][1] >> (8 * i));
   }
@@ -89,8 +87,8 @@ static int64_t make_wav(uint8_t* out, int64_t frames, int channels, uint32_t rat
   for (int64_t i = 0; i < frames * channels; ++i) {
     s ^= s << 13, s ^= s >> 7, s ^= s << 17;
     double t = (double)(i / channels) / rate;
-    double v = 0.3 * sin(2 * 3.14159265 * 220 * t) * sin(2 * 3.14159265 * 3 * t) +
-               0.05 * ((double)(s % 2001) / 1000.0 - 1.0);
+    double v =
+        0.3 * sin(2 * 3.14159265 * 220 * t) * sin(2 * 3.14159265 * 3 * t) + 0.05 * ((double)(s % 2001) / 1000.0 - 1.0);
     int16_t q = (int16_t)lrint(v * 32767.0);
     out[44 + 2 * i] = (uint8_t)(q & 255), out[45 + 2 * i] = (uint8_t)((uint16_t)q >> 8);
   }
@@ -103,8 +101,7 @@ typedef struct {
   float *audio, *resampled, *padded, *power, *filters, *mel, *window, *twiddles;
   void* scratch;
   int64_t sr_in, n_in, n_out, scratch_bytes, n_samples, n_frames;
-  void (*stft)(float*, int64_t, const float*, int64_t, int64_t, int64_t, const float*,
-               const float*);
+  void (*stft)(float*, int64_t, const float*, int64_t, int64_t, int64_t, const float*, const float*);
   int rc;
 } ctx_t;
 
@@ -114,8 +111,7 @@ static void do_decode(void* p) {
 }
 static void do_resample(void* p) {
   ctx_t* c = p;
-  c->rc |= ckw_f32_resample(c->resampled, c->n_out, c->audio, c->n_in, c->sr_in, 16000, c->scratch,
-                            c->scratch_bytes);
+  c->rc |= ckw_f32_resample(c->resampled, c->n_out, c->audio, c->n_in, c->sr_in, 16000, c->scratch, c->scratch_bytes);
 }
 static void do_pad(void* p) {
   ctx_t* c = p;
@@ -177,8 +173,7 @@ int main(int argc, char** argv) {
   c.wav = wav;
 
   if (b.full) {
-    printf("audio frontend kernels, %.0f s of audio (x = audio seconds per wall second)\n",
-           seconds);
+    printf("audio frontend kernels, %.0f s of audio (x = audio seconds per wall second)\n", seconds);
     printf("%-26s %-34s %10s %13s\n", "kernel", "case", "ms/call", "realtime");
   }
   // Decode: 16 kHz mono and 44.1 kHz stereo.
@@ -217,8 +212,7 @@ int main(int argc, char** argv) {
   row(&b, "ckw_f32_stft_tables", "n_fft 400", time_it(&b, do_tables, &c), 0);
   const struct {
     const char* isa;
-    void (*fn)(float*, int64_t, const float*, int64_t, int64_t, int64_t, const float*,
-               const float*);
+    void (*fn)(float*, int64_t, const float*, int64_t, int64_t, int64_t, const float*, const float*);
   } isas[] = {{"scalar", ckw_f32_stft_power__scalar},
               {"avx2", ckw_f32_stft_power__avx2},
               {"avx512", ckw_f32_stft_power__avx512}};

@@ -52,7 +52,15 @@ class _Library:
     """The audio kernels' entry points, declared from their kernel maps (kernels/common/kernel_testing.py)."""
 
     def __init__(self):
-        for name in ("wav_decode", "resample", "pad_or_truncate", "stft_tables", "stft_power", "mel_filters", "log_mel"):
+        for name in (
+            "wav_decode",
+            "resample",
+            "pad_or_truncate",
+            "stft_tables",
+            "stft_power",
+            "mel_filters",
+            "log_mel",
+        ):
             k = kt.Kernel(f"kernels/audio/f32_{name}.json")
             setattr(self, k.name, k.function())
             for fn_name, fn in k.queries().items():
@@ -61,8 +69,17 @@ class _Library:
                 setattr(self, k.strerror_function, getattr(kt.Library(k.path), k.strerror_function))
             if name == "log_mel":  # the two halves of the kernel, tested on their own
                 self.ckw_f32_log_mel_project = k.lib.ckw_f32_log_mel_project
-                self.ckw_f32_log_mel_project.argtypes = [_F32, _I64, _F32, _I64, _F32, _I64, _I64, _I64,
-                                                         ctypes.POINTER(ctypes.c_float)]
+                self.ckw_f32_log_mel_project.argtypes = [
+                    _F32,
+                    _I64,
+                    _F32,
+                    _I64,
+                    _F32,
+                    _I64,
+                    _I64,
+                    _I64,
+                    ctypes.POINTER(ctypes.c_float),
+                ]
                 self.ckw_f32_log_mel_project.restype = None
                 self.ckw_f32_log_mel_normalize = k.lib.ckw_f32_log_mel_normalize
                 self.ckw_f32_log_mel_normalize.argtypes = [_F32, _I64, _I64, _I64, ctypes.c_float]

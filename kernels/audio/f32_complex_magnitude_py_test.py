@@ -34,8 +34,13 @@ def session():
         h.make_node("Add", ["re2", "im2"], ["sum"]),
         h.make_node("Sqrt", ["sum"], ["y"]),
     ]
-    graph = h.make_graph(nodes, "magnitude", [h.make_tensor_value_info("x", tp.FLOAT, [None, 2 * NB])],
-                         [h.make_tensor_value_info("y", tp.FLOAT, [None, NB])], consts)
+    graph = h.make_graph(
+        nodes,
+        "magnitude",
+        [h.make_tensor_value_info("x", tp.FLOAT, [None, 2 * NB])],
+        [h.make_tensor_value_info("y", tp.FLOAT, [None, NB])],
+        consts,
+    )
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1

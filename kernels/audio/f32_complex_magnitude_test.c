@@ -46,7 +46,8 @@ static void check_random(int64_t R, int64_t NB, float scale) {
   const double bound = ckw_tolerance_bound(CKW_F32_COMPLEX_MAGNITUDE_TOLERANCE_C, 1, max_ref);
   EXPECT(max_err <= bound, "R %lld NB %lld scale %g: max_abs_err %.3g > bound %.3g", (long long)R, (long long)NB,
          (double)scale, max_err, bound);
-  for (int64_t i = R * NB; i < R * NB + GUARD; ++i) EXPECT(y[i] == -3.0f, "R %lld NB %lld: wrote past y", (long long)R, (long long)NB);
+  for (int64_t i = R * NB; i < R * NB + GUARD; ++i)
+    EXPECT(y[i] == -3.0f, "R %lld NB %lld: wrote past y", (long long)R, (long long)NB);
   free(x), free(y), free(want);
 }
 
@@ -70,9 +71,16 @@ int main(void) {
   const float inf = INFINITY, nan = NAN;
   const float cases[][3] = {
       // re, im, want
-      {0.0f, 0.0f, 0.0f},      {-0.0f, -0.0f, 0.0f},   {3.0f, -4.0f, 5.0f},      {-inf, 1.0f, inf},
-      {1.0f, inf, inf},        {nan, 1.0f, nan},       {inf, nan, nan},          {1e20f, 0.0f, inf},  // re * re overflows
-      {3e19f, 4e19f, inf},     {1e-30f, 0.0f, 0.0f},  // re * re underflows to 0
+      {0.0f, 0.0f, 0.0f},
+      {-0.0f, -0.0f, 0.0f},
+      {3.0f, -4.0f, 5.0f},
+      {-inf, 1.0f, inf},
+      {1.0f, inf, inf},
+      {nan, 1.0f, nan},
+      {inf, nan, nan},
+      {1e20f, 0.0f, inf},  // re * re overflows
+      {3e19f, 4e19f, inf},
+      {1e-30f, 0.0f, 0.0f},  // re * re underflows to 0
       {1e-20f, 1e-20f, 1.4142135e-20f},
   };
   const int n = (int)(sizeof cases / sizeof cases[0]);
@@ -87,7 +95,8 @@ int main(void) {
     else if (cases[i][2] == 0.0f || isinf(cases[i][2]))
       EXPECT(same_bits(y[i], cases[i][2]), "case %d: %g, want %g", i, (double)y[i], (double)cases[i][2]);
     else
-      EXPECT(fabsf(y[i] - cases[i][2]) <= 1e-5f * cases[i][2], "case %d: %g, want %g", i, (double)y[i], (double)cases[i][2]);
+      EXPECT(fabsf(y[i] - cases[i][2]) <= 1e-5f * cases[i][2], "case %d: %g, want %g", i, (double)y[i],
+             (double)cases[i][2]);
   }
   return test_finish("f32_complex_magnitude_test");
 }

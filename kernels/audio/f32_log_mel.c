@@ -4,9 +4,9 @@
 
 #define BLOCK 256  // frames accumulated at once; the inner loop runs over contiguous frames
 
-void ckw_f32_log_mel_project(float* restrict y, int64_t ld_y, const float* restrict power,
-                             int64_t ld_power, const float* restrict filters, int64_t n_mels,
-                             int64_t n_freq, int64_t n_frames, float* restrict running_max) {
+void ckw_f32_log_mel_project(float* restrict y, int64_t ld_y, const float* restrict power, int64_t ld_power,
+                             const float* restrict filters, int64_t n_mels, int64_t n_freq, int64_t n_frames,
+                             float* restrict running_max) {
   float best = *running_max;
   float acc[BLOCK];
   for (int64_t m = 0; m < n_mels; ++m) {
@@ -33,8 +33,7 @@ void ckw_f32_log_mel_project(float* restrict y, int64_t ld_y, const float* restr
   *running_max = best;
 }
 
-void ckw_f32_log_mel_normalize(float* restrict y, int64_t ld_y, int64_t n_mels, int64_t n_frames,
-                               float running_max) {
+void ckw_f32_log_mel_normalize(float* restrict y, int64_t ld_y, int64_t n_mels, int64_t n_frames, float running_max) {
   const float floor_value = running_max - 8.0f;
   for (int64_t m = 0; m < n_mels; ++m) {
     float* row = y + m * ld_y;
@@ -46,14 +45,12 @@ void ckw_f32_log_mel_normalize(float* restrict y, int64_t ld_y, int64_t n_mels, 
 }
 
 void ckw_f32_log_mel_block(float* restrict y, float* restrict peak, const float* restrict power,
-                           const float* restrict filters, int64_t n_mels, int64_t n_freq,
-                           int64_t n_frames) {
+                           const float* restrict filters, int64_t n_mels, int64_t n_freq, int64_t n_frames) {
   *peak = -INFINITY;
   ckw_f32_log_mel_project(y, n_frames, power, n_frames, filters, n_mels, n_freq, n_frames, peak);
 }
 
-void ckw_f32_log_mel_clamp(float* y, const float* x, const float* peak, int64_t n_mels,
-                           int64_t n_frames) {
+void ckw_f32_log_mel_clamp(float* y, const float* x, const float* peak, int64_t n_mels, int64_t n_frames) {
   const float floor_value = peak[0] - 8.0f;
   for (int64_t i = 0; i < n_mels * n_frames; ++i) {
     const float v = x[i] > floor_value ? x[i] : floor_value;
@@ -61,10 +58,9 @@ void ckw_f32_log_mel_clamp(float* y, const float* x, const float* peak, int64_t 
   }
 }
 
-void ckw_f32_log_mel(float* restrict y, const float* restrict power, const float* restrict filters,
-                     int64_t n_mels, int64_t n_freq, int64_t n_frames) {
+void ckw_f32_log_mel(float* restrict y, const float* restrict power, const float* restrict filters, int64_t n_mels,
+                     int64_t n_freq, int64_t n_frames) {
   float running_max = -INFINITY;
-  ckw_f32_log_mel_project(y, n_frames, power, n_frames, filters, n_mels, n_freq, n_frames,
-                          &running_max);
+  ckw_f32_log_mel_project(y, n_frames, power, n_frames, filters, n_mels, n_freq, n_frames, &running_max);
   ckw_f32_log_mel_normalize(y, n_frames, n_mels, n_frames, running_max);
 }

@@ -18,15 +18,13 @@
 // where the product is tiny, and the floor clips those.
 #define TOLERANCE_C CKW_F32_LOG_MEL_TOLERANCE_C
 
-static void naive_log_mel(float* y, const float* power, const float* filters, int n_mels,
-                          int n_freq, int64_t frames) {
+static void naive_log_mel(float* y, const float* power, const float* filters, int n_mels, int n_freq, int64_t frames) {
   double* s = malloc((size_t)(n_mels * frames) * sizeof *s);
   double top = -INFINITY;
   for (int m = 0; m < n_mels; ++m) {
     for (int64_t t = 0; t < frames; ++t) {
       double mel = 0.0;
-      for (int f = 0; f < n_freq; ++f)
-        mel += (double)filters[m * n_freq + f] * power[f * frames + t];
+      for (int f = 0; f < n_freq; ++f) mel += (double)filters[m * n_freq + f] * power[f * frames + t];
       s[m * frames + t] = log10(fmax(mel, 1e-10));
       top = fmax(top, s[m * frames + t]);
     }
@@ -66,12 +64,10 @@ int main(void) {
       float top = -INFINITY;
       for (int64_t t0 = 0; t0 < frames; t0 += 5) {
         int64_t nt = frames - t0 < 5 ? frames - t0 : 5;
-        ckw_f32_log_mel_project(chunked + t0, frames, power + t0, frames, filters, n_mels, n_freq,
-                                nt, &top);
+        ckw_f32_log_mel_project(chunked + t0, frames, power + t0, frames, filters, n_mels, n_freq, nt, &top);
       }
       ckw_f32_log_mel_normalize(chunked, frames, n_mels, frames, top);
-      EXPECT(memcmp(chunked, y, (size_t)(n_mels * frames) * sizeof *y) == 0,
-             "%s: chunked differs from one-shot", what);
+      EXPECT(memcmp(chunked, y, (size_t)(n_mels * frames) * sizeof *y) == 0, "%s: chunked differs from one-shot", what);
       // A stream's blocks of 7 frames (each block its own [n_mels, nt] array): block peaks,
       // then each block clamped with their max, in place, give the one-shot bits.
       float peak = -INFINITY;

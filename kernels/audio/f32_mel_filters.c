@@ -24,8 +24,7 @@ static double mel_point(int64_t i, int64_t n_points, double max_mel) {
   return mel_to_hz((double)i * (max_mel / (double)(n_points - 1)));
 }
 
-void ckw_f32_mel_filters(float* restrict filters, int64_t n_mels, int64_t n_fft,
-                         int64_t sample_rate) {
+void ckw_f32_mel_filters(float* restrict filters, int64_t n_mels, int64_t n_fft, int64_t sample_rate) {
   if (n_mels <= 0 || n_fft <= 0 || sample_rate <= 0) return;
   const int64_t n_freq = n_fft / 2 + 1;
   const double max_mel = hz_to_mel((double)sample_rate / 2.0);

@@ -22,10 +22,9 @@ int main(void) {
       float want = i < n_in ? x[i] : 0.0f;
       if (memcmp(&y[i], &want, sizeof want) != 0) ++bad;  // +0.0f padding, not -0.0f
     }
-    EXPECT(bad == 0, "n_in %lld n_out %lld: %d wrong samples", (long long)n_in, (long long)n_out,
-           bad);
-    EXPECT(y[n_out < 0 ? 0 : n_out] == -42.0f, "n_in %lld n_out %lld: wrote past the end",
-           (long long)n_in, (long long)n_out);
+    EXPECT(bad == 0, "n_in %lld n_out %lld: %d wrong samples", (long long)n_in, (long long)n_out, bad);
+    EXPECT(y[n_out < 0 ? 0 : n_out] == -42.0f, "n_in %lld n_out %lld: wrote past the end", (long long)n_in,
+           (long long)n_out);
   }
   return test_finish("f32_pad_or_truncate_test");
 }

@@ -129,13 +129,11 @@ static inline float fold(const v8* acc) {
 static float dot(const float* restrict c, const float* restrict x, int64_t taps) { DOT_BODY }
 
 // Four outputs: taps c[k] against x[k], k < 4.
-static void dot4(float* restrict y, const float* const c[4], const float* const x[4],
-                 int64_t taps){DOT4_BODY}
+static void dot4(float* restrict y, const float* const c[4], const float* const x[4], int64_t taps){DOT4_BODY}
 #if defined(__x86_64__) || defined(__i386__)
 #define AVX2 __attribute__((target("avx2,fma")))
-AVX2 static float dot__avx2(const float* restrict c, const float* restrict x, int64_t taps){
-    DOT_BODY} AVX2 static void dot4__avx2(float* restrict y, const float* const c[4],
-                                          const float* const x[4], int64_t taps) {
+AVX2 static float dot__avx2(const float* restrict c, const float* restrict x, int64_t taps){DOT_BODY} AVX2
+    static void dot4__avx2(float* restrict y, const float* const c[4], const float* const x[4], int64_t taps) {
   DOT4_BODY
 }
 #endif
@@ -152,8 +150,7 @@ static int use_avx2(void) {
 }
 
 // The same sum with x taken as 0 outside [0, n_in), for outputs near the ends.
-static float dot_clipped(const float* restrict c, const float* restrict x, int64_t first,
-                         int64_t n_in, int64_t taps) {
+static float dot_clipped(const float* restrict c, const float* restrict x, int64_t first, int64_t n_in, int64_t taps) {
   float acc[LANES] = {0};
   for (int64_t i = 0; i < taps; i += LANES) {
     for (int l = 0; l < LANES; ++l) {
@@ -169,8 +166,8 @@ static float dot_clipped(const float* restrict c, const float* restrict x, int64
 }
 
 // One output whose taps c start at input index `first`.
-static float output(dot_fn dot_inside, const float* restrict c, const plan* p,
-                    const float* restrict x, int64_t n_in, int64_t first) {
+static float output(dot_fn dot_inside, const float* restrict c, const plan* p, const float* restrict x, int64_t n_in,
+                    int64_t first) {
   return (first >= 0 && first + p->taps <= n_in) ? dot_inside(c, x + first, p->taps)
                                                  : dot_clipped(c, x, first, n_in, p->taps);
 }
@@ -179,9 +176,8 @@ static float output(dot_fn dot_inside, const float* restrict c, const plan* p,
 // samples x_begin .. x_begin + n_x - 1; taps outside x are zeros (the caller made sure that
 // only taps outside the signal are). Output n's value depends on n and the signal alone, so
 // any split of the outputs into spans gives the bits of one whole call.
-static void resample_span(float* restrict y, int64_t n_begin, int64_t n_y, const float* restrict x,
-                          int64_t x_begin, int64_t n_x, const plan* pp, float* table,
-                          int64_t table_floats) {
+static void resample_span(float* restrict y, int64_t n_begin, int64_t n_y, const float* restrict x, int64_t x_begin,
+                          int64_t n_x, const plan* pp, float* table, int64_t table_floats) {
   const plan p = *pp;
   const double inv_i0_beta = 1.0 / bessel_i0(CKW_RESAMPLE_KAISER_BETA);
   const int64_t rows = n_y < p.n_phases ? n_y : p.n_phases;
@@ -248,8 +244,8 @@ static int check_scratch(const plan* p, const void* scratch, int64_t scratch_byt
   return CKW_RESAMPLE_OK;
 }
 
-int ckw_f32_resample(float* restrict y, int64_t n_out, const float* restrict x, int64_t n_in,
-                     int64_t sr_in, int64_t sr_out, void* scratch, int64_t scratch_bytes) {
+int ckw_f32_resample(float* restrict y, int64_t n_out, const float* restrict x, int64_t n_in, int64_t sr_in,
+                     int64_t sr_out, void* scratch, int64_t scratch_bytes) {
   int64_t want = ckw_f32_resample_output_length(n_in, sr_in, sr_out);
   if (want < 0) return (int)want;
   if (n_out != want) return CKW_RESAMPLE_ERR_OUTPUT_LENGTH;
@@ -262,13 +258,11 @@ int ckw_f32_resample(float* restrict y, int64_t n_out, const float* restrict x, 
   const plan p = make_plan(sr_in, sr_out);
   int rc = check_scratch(&p, scratch, scratch_bytes);
   if (rc != CKW_RESAMPLE_OK) return rc;
-  resample_span(y, 0, n_out, x, 0, n_in, &p, (float*)scratch,
-                scratch_bytes / (int64_t)sizeof(float));
+  resample_span(y, 0, n_out, x, 0, n_in, &p, (float*)scratch, scratch_bytes / (int64_t)sizeof(float));
   return CKW_RESAMPLE_OK;
 }
 
-int ckw_i64_resample_input_span(int64_t* span, int64_t n_begin, int64_t n_y, int64_t sr_in,
-                                int64_t sr_out) {
+int ckw_i64_resample_input_span(int64_t* span, int64_t n_begin, int64_t n_y, int64_t sr_in, int64_t sr_out) {
   int rc = check_rates(sr_in, sr_out);
   if (rc != CKW_RESAMPLE_OK) return rc;
   if (span == NULL || n_begin < 0 || n_y < 0) return CKW_RESAMPLE_ERR_ARGUMENT;
@@ -295,9 +289,9 @@ int64_t ckw_f32_resample_range_scratch_bytes(int64_t n_y, int64_t sr_in, int64_t
   return table <= CKW_RESAMPLE_SCRATCH_BYTES ? table : p.taps * (int64_t)sizeof(float);
 }
 
-int ckw_f32_resample_range(float* restrict y, int64_t n_begin, int64_t n_y,
-                           const float* restrict x, int64_t x_begin, int64_t n_x, int64_t n_in,
-                           int64_t sr_in, int64_t sr_out, void* scratch, int64_t scratch_bytes) {
+int ckw_f32_resample_range(float* restrict y, int64_t n_begin, int64_t n_y, const float* restrict x, int64_t x_begin,
+                           int64_t n_x, int64_t n_in, int64_t sr_in, int64_t sr_out, void* scratch,
+                           int64_t scratch_bytes) {
   int64_t span[2];
   int rc = ckw_i64_resample_input_span(span, n_begin, n_y, sr_in, sr_out);
   if (rc != CKW_RESAMPLE_OK) return rc;
@@ -322,8 +316,7 @@ int ckw_f32_resample_range(float* restrict y, int64_t n_begin, int64_t n_y,
   const plan p = make_plan(sr_in, sr_out);
   rc = check_scratch(&p, scratch, scratch_bytes);
   if (rc != CKW_RESAMPLE_OK) return rc;
-  resample_span(y, n_begin, n_y, x, x_begin, n_x, &p, (float*)scratch,
-                scratch_bytes / (int64_t)sizeof(float));
+  resample_span(y, n_begin, n_y, x, x_begin, n_x, &p, (float*)scratch, scratch_bytes / (int64_t)sizeof(float));
   return CKW_RESAMPLE_OK;
 }
 

@@ -54,15 +54,14 @@ int64_t ckw_f32_resample_scratch_bytes(int64_t n_in, int64_t sr_in, int64_t sr_o
 // scratch_bytes >= ckw_f32_resample_scratch_bytes(); CKW_RESAMPLE_SCRATCH_BYTES always
 // suffices. Any scratch size that is accepted gives the same bits.
 // Returns CKW_RESAMPLE_OK or a CKW_RESAMPLE_ERR_* code (nothing written on error).
-int ckw_f32_resample(float* y, int64_t n_out, const float* x, int64_t n_in, int64_t sr_in,
-                     int64_t sr_out, void* scratch, int64_t scratch_bytes);
+int ckw_f32_resample(float* y, int64_t n_out, const float* x, int64_t n_in, int64_t sr_in, int64_t sr_out,
+                     void* scratch, int64_t scratch_bytes);
 
 // Streaming: any span of the outputs from a block of the input, with the bits of the whole
 // call. Output n reads input samples floor(n sr_in / sr_out) - J .. + taps - 1 (fewer at the
 // signal's ends); ckw_i64_resample_input_span gives [span[0], span[1]) for outputs
 // n_begin .. n_begin + n_y - 1 (span[0] may be negative). Returns CKW_RESAMPLE_OK or a code.
-int ckw_i64_resample_input_span(int64_t* span, int64_t n_begin, int64_t n_y, int64_t sr_in,
-                                int64_t sr_out);
+int ckw_i64_resample_input_span(int64_t* span, int64_t n_begin, int64_t n_y, int64_t sr_in, int64_t sr_out);
 
 // Scratch bytes ckw_f32_resample_range needs for n_y outputs (0 at equal rates), at most
 // CKW_RESAMPLE_SCRATCH_BYTES; or a negative code.
@@ -74,9 +73,8 @@ int64_t ckw_f32_resample_range_scratch_bytes(int64_t n_y, int64_t sr_in, int64_t
 // the signal: while n_in is unknown, all of them past 0 (CKW_RESAMPLE_ERR_INPUT_SPAN
 // otherwise). With n_in known, outputs must lie below ckw_f32_resample_output_length(n_in).
 // The values equal those ckw_f32_resample computes for the whole signal, bit for bit.
-int ckw_f32_resample_range(float* y, int64_t n_begin, int64_t n_y, const float* x,
-                           int64_t x_begin, int64_t n_x, int64_t n_in, int64_t sr_in,
-                           int64_t sr_out, void* scratch, int64_t scratch_bytes);
+int ckw_f32_resample_range(float* y, int64_t n_begin, int64_t n_y, const float* x, int64_t x_begin, int64_t n_x,
+                           int64_t n_in, int64_t sr_in, int64_t sr_out, void* scratch, int64_t scratch_bytes);
 
 // One-line message for any code returned above (never NULL).
 const char* ckw_f32_resample_strerror(int code);

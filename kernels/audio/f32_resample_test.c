@@ -15,8 +15,8 @@
 #define TOLERANCE_C CKW_F32_RESAMPLE_TOLERANCE_C
 
 // f32_resample__baseline_testonly.c: the same kernel without its AVX2 path.
-int ckw_f32_resample__baseline(float* y, int64_t n_out, const float* x, int64_t n_in, int64_t sr_in,
-                               int64_t sr_out, void* scratch, int64_t scratch_bytes);
+int ckw_f32_resample__baseline(float* y, int64_t n_out, const float* x, int64_t n_in, int64_t sr_in, int64_t sr_out,
+                               void* scratch, int64_t scratch_bytes);
 
 static double naive_i0(double x) {
   double sum = 1.0, term = 1.0;
@@ -34,8 +34,7 @@ static double naive_h(double u) {
   return sinc * naive_i0(beta * sqrt(1.0 - (u / z) * (u / z))) / naive_i0(beta);
 }
 
-static void naive_resample(float* y, int64_t n_out, const float* x, int64_t n_in, int64_t sr_in,
-                           int64_t sr_out) {
+static void naive_resample(float* y, int64_t n_out, const float* x, int64_t n_in, int64_t sr_in, int64_t sr_out) {
   double fc = CKW_RESAMPLE_ROLLOFF * (sr_out < sr_in ? (double)sr_out / sr_in : 1.0);
   double half_width = CKW_RESAMPLE_ZERO_CROSSINGS / fc;
   for (int64_t n = 0; n < n_out; ++n) {
@@ -53,16 +52,15 @@ static int64_t taps_of(int64_t sr_in, int64_t sr_out) {
   return 2 * (int64_t)floor(CKW_RESAMPLE_ZERO_CROSSINGS / fc) + 2;
 }
 
-static int run_with(float* y, int64_t n_out, const float* x, int64_t n_in, int64_t sr_in,
-                    int64_t sr_out, int64_t scratch_bytes) {
+static int run_with(float* y, int64_t n_out, const float* x, int64_t n_in, int64_t sr_in, int64_t sr_out,
+                    int64_t scratch_bytes) {
   void* scratch = malloc((size_t)scratch_bytes);
   int rc = ckw_f32_resample(y, n_out, x, n_in, sr_in, sr_out, scratch, scratch_bytes);
   free(scratch);
   return rc;
 }
 
-static int run(float* y, int64_t n_out, const float* x, int64_t n_in, int64_t sr_in,
-               int64_t sr_out) {
+static int run(float* y, int64_t n_out, const float* x, int64_t n_in, int64_t sr_in, int64_t sr_out) {
   return run_with(y, n_out, x, n_in, sr_in, sr_out, CKW_RESAMPLE_SCRATCH_BYTES);
 }
 
@@ -72,10 +70,9 @@ static int64_t min_scratch(int64_t sr_in, int64_t sr_out) {
 }
 
 static void test_against_naive(void) {
-  const int64_t rates[][2] = {{8000, 16000},  {44100, 16000}, {48000, 16000}, {22050, 16000},
-                              {11025, 16000}, {16001, 16000}, {12345, 16000}, {96000, 16000},
-                              {7, 16000},     {16000, 8000},  {16000, 44100}, {44101, 16000},
-                              {768000, 12000}};
+  const int64_t rates[][2] = {{8000, 16000},  {44100, 16000}, {48000, 16000}, {22050, 16000}, {11025, 16000},
+                              {16001, 16000}, {12345, 16000}, {96000, 16000}, {7, 16000},     {16000, 8000},
+                              {16000, 44100}, {44101, 16000}, {768000, 12000}};
   const int64_t lengths[] = {0, 1, 2, 37, 1001, 4097};
   uint64_t rng = 1;
   for (size_t r = 0; r < sizeof rates / sizeof rates[0]; ++r) {
@@ -95,29 +92,27 @@ static void test_against_naive(void) {
       EXPECT(y[n_out] == 5.0f, "wrote past n_out");
       naive_resample(ref, n_out, x, n_in, sr_in, sr_out);
       char what[96];
-      snprintf(what, sizeof what, "resample %lld->%lld n_in=%lld", (long long)sr_in,
-               (long long)sr_out, (long long)n_in);
+      snprintf(what, sizeof what, "resample %lld->%lld n_in=%lld", (long long)sr_in, (long long)sr_out,
+               (long long)n_in);
       EXPECT(ckw_check_close(what, y, ref, n_out, TOLERANCE_C, taps_of(sr_in, sr_out)), "%s", what);
       const int64_t queried = ckw_f32_resample_scratch_bytes(n_in, sr_in, sr_out);
-      EXPECT(queried >= 0 && queried <= CKW_RESAMPLE_SCRATCH_BYTES, "%s: scratch query %lld", what,
-             (long long)queried);
+      EXPECT(queried >= 0 && queried <= CKW_RESAMPLE_SCRATCH_BYTES, "%s: scratch query %lld", what, (long long)queried);
       if (queried > 0) {
         rc = run_with(ref, n_out, x, n_in, sr_in, sr_out, queried);
-        EXPECT(rc == 0 && memcmp(ref, y, (size_t)n_out * sizeof *y) == 0,
-               "%s: queried scratch differs (rc %d)", what, rc);
+        EXPECT(rc == 0 && memcmp(ref, y, (size_t)n_out * sizeof *y) == 0, "%s: queried scratch differs (rc %d)", what,
+               rc);
       }
       {
         void* scratch = malloc(CKW_RESAMPLE_SCRATCH_BYTES);
-        rc = ckw_f32_resample__baseline(ref, n_out, x, n_in, sr_in, sr_out, scratch,
-                                        CKW_RESAMPLE_SCRATCH_BYTES);
+        rc = ckw_f32_resample__baseline(ref, n_out, x, n_in, sr_in, sr_out, scratch, CKW_RESAMPLE_SCRATCH_BYTES);
         free(scratch);
         EXPECT(rc == 0 && memcmp(ref, y, (size_t)n_out * sizeof *y) == 0,
                "%s: the baseline (non-AVX2) path differs (rc %d)", what, rc);
       }
       // The phase-by-phase order (least scratch) computes the very same sums.
       rc = run_with(ref, n_out, x, n_in, sr_in, sr_out, min_scratch(sr_in, sr_out));
-      EXPECT(rc == 0 && memcmp(ref, y, (size_t)n_out * sizeof *y) == 0,
-             "%s: phase-by-phase order differs (rc %d)", what, rc);
+      EXPECT(rc == 0 && memcmp(ref, y, (size_t)n_out * sizeof *y) == 0, "%s: phase-by-phase order differs (rc %d)",
+             what, rc);
       free(x), free(y), free(ref);
     }
   }
@@ -126,7 +121,7 @@ static void test_against_naive(void) {
 // Spans of the outputs from blocks of the input (as a stream feeds them) give the whole call's
 // bits: with the length known, and while it is not (only spans whose taps are all received).
 static void test_range_matches_whole(void) {
-  const int64_t rates[][2] = {{8000, 16000}, {44100, 16000}, {48000, 16000}, {22050, 16000},
+  const int64_t rates[][2] = {{8000, 16000},  {44100, 16000}, {48000, 16000}, {22050, 16000},
                               {16000, 16000}, {44101, 16000}, {12345, 16000}};
   const int64_t n_in = 20011;
   uint64_t rng = 5;
@@ -151,27 +146,25 @@ static void test_range_matches_whole(void) {
         int64_t lo = first - margin < 0 ? 0 : first - margin;
         int64_t hi = end + margin > n_in ? n_in : end + margin;
         const int64_t known = (pass == 1 && end <= n_in) ? -1 : n_in;
-        const int64_t bytes = pass == 2 ? min_scratch(sr_in, sr_out)
-                                        : ckw_f32_resample_range_scratch_bytes(n_y, sr_in, sr_out);
-        int rc = ckw_f32_resample_range(part + n0, n0, n_y, x + lo, lo, hi - lo, known, sr_in,
-                                        sr_out, scratch, bytes);
-        EXPECT(rc == 0, "%lld Hz span %lld+%lld: %s", (long long)sr_in, (long long)n0,
-               (long long)n_y, ckw_f32_resample_strerror(rc));
+        const int64_t bytes =
+            pass == 2 ? min_scratch(sr_in, sr_out) : ckw_f32_resample_range_scratch_bytes(n_y, sr_in, sr_out);
+        int rc = ckw_f32_resample_range(part + n0, n0, n_y, x + lo, lo, hi - lo, known, sr_in, sr_out, scratch, bytes);
+        EXPECT(rc == 0, "%lld Hz span %lld+%lld: %s", (long long)sr_in, (long long)n0, (long long)n_y,
+               ckw_f32_resample_strerror(rc));
         if (first > 0) {  // one needed sample short at either end
-          rc = ckw_f32_resample_range(part + n0, n0, n_y, x + first + 1, first + 1,
-                                      hi - first - 1, n_in, sr_in, sr_out, scratch, bytes);
+          rc = ckw_f32_resample_range(part + n0, n0, n_y, x + first + 1, first + 1, hi - first - 1, n_in, sr_in, sr_out,
+                                      scratch, bytes);
           EXPECT(rc == CKW_RESAMPLE_ERR_INPUT_SPAN, "missing first sample: %d", rc);
         }
         if (end < n_in) {
-          rc = ckw_f32_resample_range(part + n0, n0, n_y, x + lo, lo, end - 1 - lo, n_in, sr_in,
-                                      sr_out, scratch, bytes);
+          rc =
+              ckw_f32_resample_range(part + n0, n0, n_y, x + lo, lo, end - 1 - lo, n_in, sr_in, sr_out, scratch, bytes);
           EXPECT(rc == CKW_RESAMPLE_ERR_INPUT_SPAN, "missing last sample: %d", rc);
         }
         n0 += n_y;
       }
       EXPECT(memcmp(part, whole, (size_t)n_out * sizeof *part) == 0,
-             "%lld -> %lld Hz pass %d: spans differ from the whole call", (long long)sr_in,
-             (long long)sr_out, pass);
+             "%lld -> %lld Hz pass %d: spans differ from the whole call", (long long)sr_in, (long long)sr_out, pass);
     }
     EXPECT(ckw_f32_resample_range(part, n_out, 1, x, 0, n_in, n_in, sr_in, sr_out, scratch,
                                   CKW_RESAMPLE_SCRATCH_BYTES) == CKW_RESAMPLE_ERR_OUTPUT_LENGTH,
@@ -179,8 +172,7 @@ static void test_range_matches_whole(void) {
     free(whole), free(part);
   }
   int64_t span[2];
-  EXPECT(ckw_i64_resample_input_span(span, -1, 1, 8000, 16000) == CKW_RESAMPLE_ERR_ARGUMENT,
-         "negative start");
+  EXPECT(ckw_i64_resample_input_span(span, -1, 1, 8000, 16000) == CKW_RESAMPLE_ERR_ARGUMENT, "negative start");
   EXPECT(ckw_f32_resample_range_scratch_bytes(10, 0, 16000) == CKW_RESAMPLE_ERR_RATE, "rate");
   free(x), free(scratch);
 }
@@ -212,17 +204,13 @@ static void test_errors(void) {
   char* scratch = (char*)scratch_f;
   EXPECT(ckw_f32_resample_output_length(8, 0, 16000) == CKW_RESAMPLE_ERR_RATE, "rate 0");
   EXPECT(ckw_f32_resample_output_length(8, 16000, -1) == CKW_RESAMPLE_ERR_RATE, "rate < 0");
-  EXPECT(
-      ckw_f32_resample_output_length(8, CKW_RESAMPLE_MAX_RATE + 1, 16000) == CKW_RESAMPLE_ERR_RATE,
-      "rate too high");
-  EXPECT(ckw_f32_resample_output_length(8, 768000, 11999) == CKW_RESAMPLE_ERR_RATIO,
-         "ratio above 64");
+  EXPECT(ckw_f32_resample_output_length(8, CKW_RESAMPLE_MAX_RATE + 1, 16000) == CKW_RESAMPLE_ERR_RATE, "rate too high");
+  EXPECT(ckw_f32_resample_output_length(8, 768000, 11999) == CKW_RESAMPLE_ERR_RATIO, "ratio above 64");
   EXPECT(ckw_f32_resample_output_length(-1, 8000, 16000) == CKW_RESAMPLE_ERR_ARGUMENT, "n<0");
-  EXPECT(ckw_f32_resample_output_length(INT64_MAX / 2, 8000, 16000) == CKW_RESAMPLE_ERR_TOO_LONG,
-         "overflow");
-  EXPECT(ckw_f32_resample(y, 15, x, 8, 8000, 16000, scratch, CKW_RESAMPLE_SCRATCH_BYTES) ==
-             CKW_RESAMPLE_ERR_OUTPUT_LENGTH,
-         "n_out mismatch");
+  EXPECT(ckw_f32_resample_output_length(INT64_MAX / 2, 8000, 16000) == CKW_RESAMPLE_ERR_TOO_LONG, "overflow");
+  EXPECT(
+      ckw_f32_resample(y, 15, x, 8, 8000, 16000, scratch, CKW_RESAMPLE_SCRATCH_BYTES) == CKW_RESAMPLE_ERR_OUTPUT_LENGTH,
+      "n_out mismatch");
   const int64_t need = min_scratch(8000, 16000);
   EXPECT(ckw_f32_resample_scratch_bytes(8, 0, 16000) == CKW_RESAMPLE_ERR_RATE, "scratch rate");
   EXPECT(ckw_f32_resample_scratch_bytes(8, 8000, 16000) == need * 2, "8 -> 16 outputs: 2 phases");
@@ -231,12 +219,10 @@ static void test_errors(void) {
          "44101 Hz: one phase at a time");
   EXPECT(ckw_f32_resample(y, 16, x, 8, 8000, 16000, scratch, need - 1) == CKW_RESAMPLE_ERR_SCRATCH,
          "scratch too small");
-  EXPECT(ckw_f32_resample(y, 16, x, 8, 8000, 16000, NULL, need) == CKW_RESAMPLE_ERR_ARGUMENT,
-         "NULL scratch");
+  EXPECT(ckw_f32_resample(y, 16, x, 8, 8000, 16000, NULL, need) == CKW_RESAMPLE_ERR_ARGUMENT, "NULL scratch");
   EXPECT(ckw_f32_resample(y, 16, x, 8, 8000, 16000, scratch + 1, need) == CKW_RESAMPLE_ERR_ARGUMENT,
          "misaligned scratch");
-  EXPECT(ckw_f32_resample(NULL, 16, x, 8, 8000, 16000, scratch, need) == CKW_RESAMPLE_ERR_ARGUMENT,
-         "NULL y");
+  EXPECT(ckw_f32_resample(NULL, 16, x, 8, 8000, 16000, scratch, need) == CKW_RESAMPLE_ERR_ARGUMENT, "NULL y");
   EXPECT(ckw_f32_resample(y, 0, NULL, 0, 8000, 16000, NULL, 0) == 0, "empty is fine");
   for (int c = CKW_RESAMPLE_ERR_MIN; c <= 0; ++c) {
     const char* m = ckw_f32_resample_strerror(c);

@@ -12,9 +12,7 @@ int ckw_f32_stft_power_isa_supported(const char* isa) {
   return 0;
 }
 
-void ckw_f32_stft_power(float* power, int64_t ld_power, const float* x, int64_t n_samples,
-                        int64_t frame_begin, int64_t n_frames, const float* window,
-                        const float* twiddles) {
-  CKW_DISPATCH(ckw_f32_stft_power, power, ld_power, x, n_samples, frame_begin, n_frames, window,
-               twiddles);
+void ckw_f32_stft_power(float* power, int64_t ld_power, const float* x, int64_t n_samples, int64_t frame_begin,
+                        int64_t n_frames, const float* window, const float* twiddles) {
+  CKW_DISPATCH(ckw_f32_stft_power, power, ld_power, x, n_samples, frame_begin, n_frames, window, twiddles);
 }

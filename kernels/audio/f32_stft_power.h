@@ -30,21 +30,17 @@ static inline int64_t ckw_f32_stft_power_frames(int64_t n_samples) {
 
 // Dispatches to the widest variant the CPU supports. window and twiddles come from
 // ckw_f32_stft_tables(). ld_power >= n_frames. An empty signal gives zero power.
-void ckw_f32_stft_power(float* power, int64_t ld_power, const float* x, int64_t n_samples,
-                        int64_t frame_begin, int64_t n_frames, const float* window,
-                        const float* twiddles);
+void ckw_f32_stft_power(float* power, int64_t ld_power, const float* x, int64_t n_samples, int64_t frame_begin,
+                        int64_t n_frames, const float* window, const float* twiddles);
 
 // The variants, for tests and benchmarks. Call __avx2 / __avx512 only when
 // ckw_f32_stft_power_isa_supported() says so.
-void ckw_f32_stft_power__scalar(float* power, int64_t ld_power, const float* x, int64_t n_samples,
-                                int64_t frame_begin, int64_t n_frames, const float* window,
-                                const float* twiddles);
-void ckw_f32_stft_power__avx2(float* power, int64_t ld_power, const float* x, int64_t n_samples,
-                              int64_t frame_begin, int64_t n_frames, const float* window,
-                              const float* twiddles);
-void ckw_f32_stft_power__avx512(float* power, int64_t ld_power, const float* x, int64_t n_samples,
-                                int64_t frame_begin, int64_t n_frames, const float* window,
-                                const float* twiddles);
+void ckw_f32_stft_power__scalar(float* power, int64_t ld_power, const float* x, int64_t n_samples, int64_t frame_begin,
+                                int64_t n_frames, const float* window, const float* twiddles);
+void ckw_f32_stft_power__avx2(float* power, int64_t ld_power, const float* x, int64_t n_samples, int64_t frame_begin,
+                              int64_t n_frames, const float* window, const float* twiddles);
+void ckw_f32_stft_power__avx512(float* power, int64_t ld_power, const float* x, int64_t n_samples, int64_t frame_begin,
+                                int64_t n_frames, const float* window, const float* twiddles);
 
 // 1 if the named variant ("scalar", "avx2", "avx512") can run on this CPU.
 int ckw_f32_stft_power_isa_supported(const char* isa);

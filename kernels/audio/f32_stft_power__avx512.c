@@ -8,10 +8,8 @@
 #define STFT_TARGET __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,fma")))
 #include "kernels/audio/f32_stft_power_impl.inc"
 #else
-void ckw_f32_stft_power__avx512(float* power, int64_t ld_power, const float* x, int64_t n_samples,
-                                int64_t frame_begin, int64_t n_frames, const float* window,
-                                const float* twiddles) {
-  ckw_f32_stft_power__scalar(power, ld_power, x, n_samples, frame_begin, n_frames, window,
-                             twiddles);
+void ckw_f32_stft_power__avx512(float* power, int64_t ld_power, const float* x, int64_t n_samples, int64_t frame_begin,
+                                int64_t n_frames, const float* window, const float* twiddles) {
+  ckw_f32_stft_power__scalar(power, ld_power, x, n_samples, frame_begin, n_frames, window, twiddles);
 }
 #endif

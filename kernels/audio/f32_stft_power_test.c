@@ -14,12 +14,10 @@
 #define TOLERANCE_C CKW_F32_STFT_POWER_TOLERANCE_C
 #define PI 3.14159265358979323846
 
-void ckw_f32_stft_power__vec16(float* power, int64_t ld_power, const float* x, int64_t n_samples,
-                               int64_t frame_begin, int64_t n_frames, const float* window,
-                               const float* twiddles);
+void ckw_f32_stft_power__vec16(float* power, int64_t ld_power, const float* x, int64_t n_samples, int64_t frame_begin,
+                               int64_t n_frames, const float* window, const float* twiddles);
 
-typedef void (*stft_fn)(float*, int64_t, const float*, int64_t, int64_t, int64_t, const float*,
-                        const float*);
+typedef void (*stft_fn)(float*, int64_t, const float*, int64_t, int64_t, int64_t, const float*, const float*);
 
 // Index into x of padded position i, mirroring step by step (no edge repeat).
 static int64_t naive_reflect(int64_t i, int64_t n) {
@@ -28,8 +26,7 @@ static int64_t naive_reflect(int64_t i, int64_t n) {
   return i;
 }
 
-static void naive_power(double* ref, int64_t ld, const float* x, int64_t n, int64_t t0,
-                        int64_t frames) {
+static void naive_power(double* ref, int64_t ld, const float* x, int64_t n, int64_t t0, int64_t frames) {
   double cs[400], sn[400], frame[400];
   for (int j = 0; j < 400; ++j) cs[j] = cos(2 * PI * j / 400), sn[j] = sin(2 * PI * j / 400);
   for (int64_t t = 0; t < frames; ++t) {
@@ -62,13 +59,12 @@ int main(void) {
 #define ISA(isa) {#isa, ckw_f32_stft_power__##isa, ckw_f32_stft_power_isa_supported(#isa)},
       CKW_F32_STFT_POWER_ISAS(ISA)
 #undef ISA
-      {"vec16", ckw_f32_stft_power__vec16, 1},
+          {"vec16", ckw_f32_stft_power__vec16, 1},
       {"dispatch", ckw_f32_stft_power, 1},
   };
   const int n_variants = sizeof variants / sizeof variants[0];
   for (int v = 0; v < n_variants; ++v) {
-    if (!variants[v].runs)
-      printf("note: %s not supported by this CPU, skipped\n", variants[v].name);
+    if (!variants[v].runs) printf("note: %s not supported by this CPU, skipped\n", variants[v].name);
   }
   const int64_t sizes[] = {0, 1, 2, 150, 199, 200, 201, 399, 400, 401, 1000, 16037, 48000};
   uint64_t rng = 11;
@@ -96,8 +92,7 @@ int main(void) {
         same &= memcmp(got + f * ld, base + f * ld, (size_t)frames * sizeof *got) == 0;
         for (int64_t t = frames; t < ld; ++t) same &= got[f * ld + t] == -1.0f;  // no spill
       }
-      EXPECT(same, "%s differs from scalar (or wrote past n_frames) for n=%lld", variants[v].name,
-             (long long)n);
+      EXPECT(same, "%s differs from scalar (or wrote past n_frames) for n=%lld", variants[v].name, (long long)n);
     }
     // Chunks of 7 frames at frame_begin offsets give the one-call result.
     for (int64_t t0 = 0; t0 < frames; t0 += 7) {

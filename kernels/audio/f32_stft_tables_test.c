@@ -21,14 +21,12 @@ int main(void) {
     ref_t[2 * j + 1] = (float)-sin(a);
   }
   EXPECT(ckw_check_close("window", window, ref_w, CKW_STFT_N_FFT, TOLERANCE_C, 1), "window");
-  EXPECT(ckw_check_close("twiddles", twiddles, ref_t, CKW_STFT_TWIDDLES, TOLERANCE_C, 1),
-         "twiddles");
+  EXPECT(ckw_check_close("twiddles", twiddles, ref_t, CKW_STFT_TWIDDLES, TOLERANCE_C, 1), "twiddles");
   EXPECT(window[0] == 0.0f && window[200] == 1.0f, "window ends %g %g", window[0], window[200]);
   for (int j = 1; j < CKW_STFT_N_FFT; ++j) {
     EXPECT(window[j] == window[CKW_STFT_N_FFT - j], "window not symmetric at %d", j);
     // W^(400 - j) = conj(W^j), W^(j + 100) = -i W^j.
-    EXPECT(twiddles[2 * j] == twiddles[2 * (400 - j)] &&
-               twiddles[2 * j + 1] == -twiddles[2 * (400 - j) + 1],
+    EXPECT(twiddles[2 * j] == twiddles[2 * (400 - j)] && twiddles[2 * j + 1] == -twiddles[2 * (400 - j) + 1],
            "conjugate symmetry at %d", j);
     int k = (j + 100) % 400;
     EXPECT(twiddles[2 * k] == twiddles[2 * j + 1] && twiddles[2 * k + 1] == -twiddles[2 * j],

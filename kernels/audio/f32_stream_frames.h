@@ -31,8 +31,8 @@ extern "C" {
 // Dims: N >= 0, W >= 1, C >= 0, FL >= 1, H >= 1, 0 <= P <= C + W - 1 (one reflection), NF >= 1
 // and (NF - 1) * H + FL == C + W + P (the frames tile the padded window). Other dims write
 // nothing.
-void ckw_f32_stream_frames(float* y, float* ctx_out, const float* x, const float* ctx, int64_t N, int64_t W,
-                           int64_t C, int64_t FL, int64_t H, int64_t P, int64_t NF);
+void ckw_f32_stream_frames(float* y, float* ctx_out, const float* x, const float* ctx, int64_t N, int64_t W, int64_t C,
+                           int64_t FL, int64_t H, int64_t P, int64_t NF);
 
 #ifdef __cplusplus
 }

@@ -35,7 +35,7 @@ def torch_frames(x, ctx, g):
     s = torch.cat([torch.from_numpy(ctx), torch.from_numpy(x)])
     rows = s.unfold(0, g["C"] + g["W"], g["W"])
     ext = F.pad(rows[:, None], (0, g["P"]), mode="reflect")[:, 0]
-    return ext.unfold(1, g["FL"], g["H"]).reshape(-1, g["FL"]).numpy(), s[x.size:].numpy()
+    return ext.unfold(1, g["FL"], g["H"]).reshape(-1, g["FL"]).numpy(), s[x.size :].numpy()
 
 
 class _Recorder:
@@ -118,7 +118,7 @@ def test_streamed_in_pieces_equals_one_call(g):
     whole, whole_ctx = frames(x, state.copy(), g)
     got, at = [], 0
     for p in pieces:
-        y, _ = frames(x[at * g["W"]:(at + p) * g["W"]], state, g, ctx_out=state)
+        y, _ = frames(x[at * g["W"] : (at + p) * g["W"]], state, g, ctx_out=state)
         got.append(y)
         at += p
     np.testing.assert_array_equal(np.concatenate(got), whole)

@@ -36,7 +36,9 @@ static void reference(float* y, float* ctx_out, const float* x, const float* ctx
   free(s), free(ext);
 }
 
-static int same(const float* a, const float* b, int64_t n) { return n == 0 || memcmp(a, b, sizeof(float) * (size_t)n) == 0; }
+static int same(const float* a, const float* b, int64_t n) {
+  return n == 0 || memcmp(a, b, sizeof(float) * (size_t)n) == 0;
+}
 
 static void check_geometry(Geometry g) {
   const int64_t rows = MAXN * g.NF * g.FL;
@@ -50,8 +52,8 @@ static void check_geometry(Geometry g) {
   for (int64_t i = 0; i < MAXN * g.W; ++i) x[i] = frand();
   for (int64_t i = 0; i < g.C; ++i) ctx0[i] = frand();
   const char* fmt = "W %lld C %lld FL %lld H %lld P %lld NF %lld N %lld: %s";
-#define ARGS(n, what) (long long)g.W, (long long)g.C, (long long)g.FL, (long long)g.H, (long long)g.P, (long long)g.NF, \
-                      (long long)(n), what
+#define ARGS(n, what) \
+  (long long)g.W, (long long)g.C, (long long)g.FL, (long long)g.H, (long long)g.P, (long long)g.NF, (long long)(n), what
 
   for (int64_t N = 0; N <= MAXN; ++N) {
     const int64_t n_y = N * g.NF * g.FL;
@@ -108,9 +110,10 @@ int main(void) {
     EXPECT((g.NF - 1) * g.H + g.FL == g.C + g.W + g.P && g.P <= g.C + g.W - 1, "geometry %zu is invalid", k);
     check_geometry(g);
   }
-  EXPECT(CKW_STREAM_FRAMES_SILERO_NF ==
-             (CKW_STREAM_FRAMES_SILERO_C + CKW_STREAM_FRAMES_SILERO_W + CKW_STREAM_FRAMES_SILERO_P -
-              CKW_STREAM_FRAMES_SILERO_FL) / CKW_STREAM_FRAMES_SILERO_H + 1,
+  EXPECT(CKW_STREAM_FRAMES_SILERO_NF == (CKW_STREAM_FRAMES_SILERO_C + CKW_STREAM_FRAMES_SILERO_W +
+                                         CKW_STREAM_FRAMES_SILERO_P - CKW_STREAM_FRAMES_SILERO_FL) /
+                                                CKW_STREAM_FRAMES_SILERO_H +
+                                            1,
          "Silero's frame count");
 
   // Dims the map's constraints exclude write nothing.

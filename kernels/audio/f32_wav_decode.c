@@ -39,8 +39,7 @@ static int parse_fmt(const uint8_t* f, int64_t size, wav_layout* w) {
   uint32_t bits = le16(f + 14);
   if (format == FORMAT_EXTENSIBLE) {
     // KSDATAFORMAT_SUBTYPE_* GUIDs are 0000xxxx-0000-0010-8000-00aa00389b71, xxxx = tag.
-    const uint8_t kGuidTail[14] = {0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80,
-                                   0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71};
+    const uint8_t kGuidTail[14] = {0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71};
     if (size < 40 || le16(f + 16) < 22) return CKW_WAV_ERR_EXTENSIBLE_TOO_SHORT;
     if (memcmp(f + 26, kGuidTail, sizeof kGuidTail) != 0) {
       return CKW_WAV_ERR_UNSUPPORTED_SUBFORMAT;
@@ -57,8 +56,8 @@ static int parse_fmt(const uint8_t* f, int64_t size, wav_layout* w) {
   }
   if (channels == 0) return CKW_WAV_ERR_NO_CHANNELS;
   if (rate == 0) return CKW_WAV_ERR_NO_SAMPLE_RATE;
-  int bits_ok = format == FORMAT_PCM ? (bits == 8 || bits == 16 || bits == 24 || bits == 32)
-                                     : (bits == 32 || bits == 64);
+  int bits_ok =
+      format == FORMAT_PCM ? (bits == 8 || bits == 16 || bits == 24 || bits == 32) : (bits == 32 || bits == 64);
   if (!bits_ok) return CKW_WAV_ERR_BAD_BITS;
   if (block_align != channels * (bits / 8)) return CKW_WAV_ERR_BAD_BLOCK_ALIGN;
   w->format = (int)format;
@@ -124,8 +123,7 @@ static int parse(const uint8_t* d, int64_t n, wav_layout* w) {
   return CKW_WAV_OK;
 }
 
-int ckw_f32_wav_decode_query(const uint8_t* wav, int64_t n_bytes, int64_t* n_samples,
-                             int64_t* sample_rate) {
+int ckw_f32_wav_decode_query(const uint8_t* wav, int64_t n_bytes, int64_t* n_samples, int64_t* sample_rate) {
   wav_layout w;
   int rc = parse(wav, n_bytes, &w);
   if (rc != CKW_WAV_OK) return rc;
@@ -163,15 +161,14 @@ static double float_at(const uint8_t* p, int64_t bytes) {
 
 // Frames frame_begin .. frame_begin + n - 1 of the data into y[0 .. n); CKW_WAV_OK or
 // CKW_WAV_ERR_SAMPLE_RANGE.
-static int decode_frames(float* restrict y, const uint8_t* restrict wav, const wav_layout* w,
-                          int64_t frame_begin, int64_t n) {
+static int decode_frames(float* restrict y, const uint8_t* restrict wav, const wav_layout* w, int64_t frame_begin,
+                         int64_t n) {
   const int64_t bytes = w->bytes_per_sample, channels = w->channels;
   const uint8_t* p = wav + w->data_offset + frame_begin * channels * bytes;
   // Each output is the exact channel mean rounded once to float: integer PCM sums exactly in
   // int64 (at most 65535 terms of 32 bits) and is divided once in double.
   if (w->format == FORMAT_PCM) {
-    const double denominator =
-        (double)channels * (bytes == 1 ? 128.0 : ldexp(1.0, 8 * (int)bytes - 1));
+    const double denominator = (double)channels * (bytes == 1 ? 128.0 : ldexp(1.0, 8 * (int)bytes - 1));
     // Dividing by a power of two is multiplying by its exact reciprocal.
     const int pow2 = (channels & (channels - 1)) == 0;
     const double inverse = 1.0 / denominator;
@@ -199,8 +196,7 @@ static int decode_frames(float* restrict y, const uint8_t* restrict wav, const w
   return CKW_WAV_OK;
 }
 
-int ckw_f32_wav_decode(float* restrict y, int64_t capacity, const uint8_t* restrict wav,
-                       int64_t n_bytes) {
+int ckw_f32_wav_decode(float* restrict y, int64_t capacity, const uint8_t* restrict wav, int64_t n_bytes) {
   wav_layout w;
   int rc = parse(wav, n_bytes, &w);
   if (rc != CKW_WAV_OK) return rc;
@@ -209,8 +205,8 @@ int ckw_f32_wav_decode(float* restrict y, int64_t capacity, const uint8_t* restr
   return decode_frames(y, wav, &w, 0, w.n_frames);
 }
 
-int ckw_f32_wav_decode_range(float* restrict y, int64_t n, const uint8_t* restrict wav,
-                             int64_t n_bytes, int64_t frame_begin) {
+int ckw_f32_wav_decode_range(float* restrict y, int64_t n, const uint8_t* restrict wav, int64_t n_bytes,
+                             int64_t frame_begin) {
   wav_layout w;
   int rc = parse(wav, n_bytes, &w);
   if (rc != CKW_WAV_OK) return rc;

@@ -47,14 +47,13 @@ extern "C" {
 #define CKW_WAV_ERR_DATA_TRUNCATED (-20)      // data chunk runs past the end
 #define CKW_WAV_ERR_DATA_PARTIAL_FRAME (-21)  // data size not a multiple of block align
 #define CKW_WAV_ERR_OUTPUT_TOO_SMALL (-22)    // capacity below the sample count
-#define CKW_WAV_ERR_SAMPLE_RANGE (-23)  // a float sample is NaN, infinite or beyond CKW_WAV_MAX_FLOAT
-#define CKW_WAV_ERR_RANGE (-24)         // range: frames past the end of the data
+#define CKW_WAV_ERR_SAMPLE_RANGE (-23)        // a float sample is NaN, infinite or beyond CKW_WAV_MAX_FLOAT
+#define CKW_WAV_ERR_RANGE (-24)               // range: frames past the end of the data
 #define CKW_WAV_ERR_MIN (-24)
 
 // Validates the file and reports the mono sample count and the sample rate (Hz). Either
 // output pointer may be NULL. Returns CKW_WAV_OK or a CKW_WAV_ERR_* code.
-int ckw_f32_wav_decode_query(const uint8_t* wav, int64_t n_bytes, int64_t* n_samples,
-                             int64_t* sample_rate);
+int ckw_f32_wav_decode_query(const uint8_t* wav, int64_t n_bytes, int64_t* n_samples, int64_t* sample_rate);
 
 // Decodes into y[0 .. n_samples), n_samples as reported by the query; capacity is the
 // length of y. Writes nothing on error.
@@ -63,8 +62,7 @@ int ckw_f32_wav_decode(float* y, int64_t capacity, const uint8_t* wav, int64_t n
 // Streaming: frames frame_begin .. frame_begin + n - 1 into y[0 .. n), the values
 // ckw_f32_wav_decode gives them. Reads the header and those frames' bytes only, so a caller
 // can map a long file and decode it block by block.
-int ckw_f32_wav_decode_range(float* y, int64_t n, const uint8_t* wav, int64_t n_bytes,
-                             int64_t frame_begin);
+int ckw_f32_wav_decode_range(float* y, int64_t n, const uint8_t* wav, int64_t n_bytes, int64_t frame_begin);
 
 // The file's layout for a stream: info[0] frames (mono samples), info[1] sample rate (Hz),
 // info[2] channels.

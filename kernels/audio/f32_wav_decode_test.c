@@ -23,9 +23,7 @@ static void put(buf* b, const void* src, int64_t n) {
   b->n += n;
 }
 static void put16(buf* b, uint32_t v) { put(b, (uint8_t[2]){v & 255, (v >> 8) & 255}, 2); }
-static void put32(buf* b, uint32_t v) {
-  put(b, (uint8_t[4]){v & 255, (v >> 8) & 255, (v >> 16) & 255, v >> 24}, 4);
-}
+static void put32(buf* b, uint32_t v) { put(b, (uint8_t[4]){v & 255, (v >> 8) & 255, (v >> 16) & 255, v >> 24}, 4); }
 static void chunk(buf* b, const char* tag, const uint8_t* body, uint32_t size) {
   put(b, tag, 4);
   put32(b, size);
@@ -44,8 +42,7 @@ static void riff_finish(buf* b) {
 }
 
 // fmt body: PCM/float WAVEFORMATEX (16 bytes) or EXTENSIBLE (40 bytes).
-static uint32_t fmt_body(uint8_t* out, int tag, int channels, uint32_t rate, int bits,
-                         int extensible, int valid_bits) {
+static uint32_t fmt_body(uint8_t* out, int tag, int channels, uint32_t rate, int bits, int extensible, int valid_bits) {
   buf b = {out, 0};
   put16(&b, extensible ? 0xFFFE : (uint32_t)tag);
   put16(&b, (uint32_t)channels);
@@ -130,10 +127,8 @@ static void test_formats(void) {
 
           int64_t n = -1, sr = -1;
           int rc = ckw_f32_wav_decode_query(g_wav, b.n, &n, &sr);
-          EXPECT(rc == 0, "case %d tag %d bits %d ch %d: %s", cases, tag, bits, ch,
-                 ckw_f32_wav_decode_strerror(rc));
-          EXPECT(n == frames && sr == (int64_t)rate, "case %d: n %lld sr %lld", cases, (long long)n,
-                 (long long)sr);
+          EXPECT(rc == 0, "case %d tag %d bits %d ch %d: %s", cases, tag, bits, ch, ckw_f32_wav_decode_strerror(rc));
+          EXPECT(n == frames && sr == (int64_t)rate, "case %d: n %lld sr %lld", cases, (long long)n, (long long)sr);
           for (int64_t i = 0; i < frames; ++i) {
             double sum = 0.0;
             for (int j = 0; j < ch; ++j) {
@@ -150,23 +145,20 @@ static void test_formats(void) {
           for (int64_t i = 0; i < frames && bad < 0; ++i) {
             if (memcmp(&g_out[i], &g_ref[i], 4) != 0) bad = i;
           }
-          EXPECT(bad < 0, "case %d (tag %d bits %d ch %d ext %d): sample %lld got %.9g want %.9g",
-                 cases, tag, bits, ch, ext, (long long)bad, bad < 0 ? 0.0 : g_out[bad],
-                 bad < 0 ? 0.0 : g_ref[bad]);
+          EXPECT(bad < 0, "case %d (tag %d bits %d ch %d ext %d): sample %lld got %.9g want %.9g", cases, tag, bits, ch,
+                 ext, (long long)bad, bad < 0 ? 0.0 : g_out[bad], bad < 0 ? 0.0 : g_ref[bad]);
           // A stream's blocks (of 3 frames, the last one short) give the same bits.
           int64_t info[3] = {-1, -1, -1};
           rc = ckw_i64_wav_info(info, g_wav, b.n);
           EXPECT(rc == 0 && info[0] == frames && info[1] == (int64_t)rate && info[2] == ch,
-                 "case %d info: %d %lld %lld %lld", cases, rc, (long long)info[0],
-                 (long long)info[1], (long long)info[2]);
+                 "case %d info: %d %lld %lld %lld", cases, rc, (long long)info[0], (long long)info[1],
+                 (long long)info[2]);
           for (int64_t i = 0; i < frames; i += 3) {
             const int64_t nb = frames - i < 3 ? frames - i : 3;
             float block[4] = {0, 0, 0, 4321.0f};
             rc = ckw_f32_wav_decode_range(block, nb, g_wav, b.n, i);
-            EXPECT(rc == 0 && memcmp(block, g_out + i, (size_t)nb * sizeof *block) == 0 &&
-                       block[3] == 4321.0f,
-                   "case %d block at %lld: %s", cases, (long long)i,
-                   ckw_f32_wav_decode_strerror(rc));
+            EXPECT(rc == 0 && memcmp(block, g_out + i, (size_t)nb * sizeof *block) == 0 && block[3] == 4321.0f,
+                   "case %d block at %lld: %s", cases, (long long)i, ckw_f32_wav_decode_strerror(rc));
           }
           EXPECT(ckw_f32_wav_decode_range(g_out, 1, g_wav, b.n, frames) == CKW_WAV_ERR_RANGE,
                  "case %d: a block past the end", cases);
@@ -205,8 +197,7 @@ static void test_lenient_layouts(void) {
   int64_t n = canonical(w, 100), s = 0, r = 0;
   // RIFF size larger than the buffer, or zero: the buffer's end is used.
   set32(w + 4, 0xFFFFFFFFu);
-  EXPECT(ckw_f32_wav_decode_query(w, n, &s, &r) == 0 && s == 100, "riff size too big: %lld",
-         (long long)s);
+  EXPECT(ckw_f32_wav_decode_query(w, n, &s, &r) == 0 && s == 100, "riff size too big: %lld", (long long)s);
   set32(w + 4, 0);
   EXPECT(ckw_f32_wav_decode_query(w, n, &s, &r) == 0 && s == 100, "riff size 0");
   // Bytes after the RIFF end (e.g. an appended tag) are ignored, even if they are garbage.
@@ -215,8 +206,7 @@ static void test_lenient_layouts(void) {
   EXPECT(ckw_f32_wav_decode_query(w, n + 10, &s, &r) == 0 && s == 100, "trailing garbage");
   // Streaming placeholder: data runs to the end; a trailing partial frame is dropped.
   set32(w + 40, 0xFFFFFFFFu);
-  EXPECT(ckw_f32_wav_decode_query(w, n - 2, &s, &r) == 0 && s == 99, "streamed: %lld",
-         (long long)s);
+  EXPECT(ckw_f32_wav_decode_query(w, n - 2, &s, &r) == 0 && s == 99, "streamed: %lld", (long long)s);
   EXPECT(ckw_f32_wav_decode(g_out, 99, w, n - 2) == 0, "streamed decode");
   // A missing final pad byte (odd data, last chunk) is tolerated.
   buf b = {w, 0};
@@ -226,8 +216,8 @@ static void test_lenient_layouts(void) {
   chunk(&b, "data", (const uint8_t*)"\x80\xff\x00", 3);
   riff_finish(&b);
   EXPECT(ckw_f32_wav_decode_query(w, b.n - 1, &s, &r) == 0 && s == 3, "missing pad byte");
-  EXPECT(ckw_f32_wav_decode(g_out, 3, w, b.n - 1) == 0 && g_out[0] == 0.0f &&
-             g_out[1] == 127.0f / 128.0f && g_out[2] == -1.0f,
+  EXPECT(ckw_f32_wav_decode(g_out, 3, w, b.n - 1) == 0 && g_out[0] == 0.0f && g_out[1] == 127.0f / 128.0f &&
+             g_out[2] == -1.0f,
          "u8 scaling: %g %g %g", g_out[0], g_out[1], g_out[2]);
   // NULL outputs are allowed in the query.
   EXPECT(ckw_f32_wav_decode_query(w, b.n, NULL, NULL) == 0, "NULL query outputs");

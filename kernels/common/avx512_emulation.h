@@ -21,8 +21,8 @@ typedef struct {
 } ckw_emu_epi32;
 
 #define CKW_EMU static inline __attribute__((always_inline, target("avx2,fma")))
-#define CKW_EMU_MAP(expr) \
-  ckw_emu_ps r_;          \
+#define CKW_EMU_MAP(expr)                        \
+  ckw_emu_ps r_;                                 \
   for (int l = 0; l < 16; ++l) r_.f[l] = (expr); \
   return r_
 
@@ -46,7 +46,9 @@ CKW_EMU ckw_emu_ps ckw_emu_sub_ps(ckw_emu_ps a, ckw_emu_ps b) { CKW_EMU_MAP(a.f[
 CKW_EMU ckw_emu_ps ckw_emu_mul_ps(ckw_emu_ps a, ckw_emu_ps b) { CKW_EMU_MAP(a.f[l] * b.f[l]); }
 CKW_EMU ckw_emu_ps ckw_emu_div_ps(ckw_emu_ps a, ckw_emu_ps b) { CKW_EMU_MAP(a.f[l] / b.f[l]); }
 CKW_EMU ckw_emu_ps ckw_emu_max_ps(ckw_emu_ps a, ckw_emu_ps b) { CKW_EMU_MAP(a.f[l] > b.f[l] ? a.f[l] : b.f[l]); }
-CKW_EMU ckw_emu_ps ckw_emu_fmadd_ps(ckw_emu_ps a, ckw_emu_ps b, ckw_emu_ps c) { CKW_EMU_MAP(fmaf(a.f[l], b.f[l], c.f[l])); }
+CKW_EMU ckw_emu_ps ckw_emu_fmadd_ps(ckw_emu_ps a, ckw_emu_ps b, ckw_emu_ps c) {
+  CKW_EMU_MAP(fmaf(a.f[l], b.f[l], c.f[l]));
+}
 CKW_EMU ckw_emu_ps ckw_emu_abs_ps(ckw_emu_ps a) { CKW_EMU_MAP(fabsf(a.f[l])); }
 CKW_EMU ckw_emu_ps ckw_emu_mask_blend_ps(__mmask16 k, ckw_emu_ps a, ckw_emu_ps b) {
   CKW_EMU_MAP((k >> l) & 1 ? b.f[l] : a.f[l]);

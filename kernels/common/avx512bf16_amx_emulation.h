@@ -103,7 +103,7 @@ CKW_EMU ckw_emu_epi32 ckw_emu_maskz_loadu_epi16(__mmask32 k, const void* p) {
   return r;
 }
 CKW_EMU ckw_emu_epi32 ckw_emu_set_epi32(int e15, int e14, int e13, int e12, int e11, int e10, int e9, int e8, int e7,
-                                         int e6, int e5, int e4, int e3, int e2, int e1, int e0) {
+                                        int e6, int e5, int e4, int e3, int e2, int e1, int e0) {
   const ckw_emu_epi32 r = {{e0, e1, e2, e3, e4, e5, e6, e7, e8, e9, e10, e11, e12, e13, e14, e15}};
   return r;
 }
@@ -158,8 +158,8 @@ CKW_EMU void ckw_emu_tile_dpbf16ps_(ckw_emu_amx* s, int dst, int a, int b) {
     for (int k = 0; k < pairs; ++k)
       for (int n = 0; n < cols; ++n) {
         even[n] = ckw_emu_fma_dazftz_(ckw_emu_tile_bf16_(s, a, m, 2 * k), ckw_emu_tile_bf16_(s, b, k, 2 * n), even[n]);
-        odd[n] = ckw_emu_fma_dazftz_(ckw_emu_tile_bf16_(s, a, m, 2 * k + 1), ckw_emu_tile_bf16_(s, b, k, 2 * n + 1),
-                                     odd[n]);
+        odd[n] =
+            ckw_emu_fma_dazftz_(ckw_emu_tile_bf16_(s, a, m, 2 * k + 1), ckw_emu_tile_bf16_(s, b, k, 2 * n + 1), odd[n]);
       }
     memcpy(out, s->data[dst][m], sizeof(float) * cols);
     for (int n = 0; n < cols; ++n) out[n] = ckw_emu_add_dazftz_(out[n], ckw_emu_add_dazftz_(even[n], odd[n]));

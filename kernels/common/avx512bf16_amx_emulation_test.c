@@ -13,27 +13,27 @@
 // One call of each instruction, written once: the hw_ functions expand it before the emulation
 // header renames the intrinsics, the emu_ functions after. BH(v): 16 dwords as 32 bf16.
 #define CVTNE2_BODY _mm512_storeu_si512(out, CKW_SI512_OF(_mm512_cvtne2ps_pbh(_mm512_loadu_ps(a), _mm512_loadu_ps(b))))
-#define DPBF16_BODY                                                                                  \
-  _mm512_storeu_ps(out, _mm512_dpbf16_ps(_mm512_loadu_ps(acc), CKW_BH_OF(_mm512_loadu_si512(a)), \
-                                         CKW_BH_OF(_mm512_loadu_si512(b))))
+#define DPBF16_BODY \
+  _mm512_storeu_ps( \
+      out, _mm512_dpbf16_ps(_mm512_loadu_ps(acc), CKW_BH_OF(_mm512_loadu_si512(a)), CKW_BH_OF(_mm512_loadu_si512(b))))
 // dst (rows x cols floats) += a (rows x 2 pairs bf16) b (pairs x 2 cols bf16), rows 64 bytes apart.
-#define TDPBF16_BODY                                                       \
-  struct {                                                                 \
-    uint8_t palette, start_row, reserved[14];                              \
-    uint16_t colsb[16];                                                    \
-    uint8_t rows[16];                                                      \
-  } cfg;                                                                   \
-  memset(&cfg, 0, sizeof cfg);                                             \
-  cfg.palette = 1;                                                         \
-  cfg.rows[0] = (uint8_t)rows, cfg.colsb[0] = (uint16_t)(4 * cols);        \
-  cfg.rows[1] = (uint8_t)rows, cfg.colsb[1] = (uint16_t)(4 * pairs);       \
-  cfg.rows[2] = (uint8_t)pairs, cfg.colsb[2] = (uint16_t)(4 * cols);       \
-  _tile_loadconfig(&cfg);                                                  \
-  _tile_loadd(0, dst, 64);                                                 \
-  _tile_loadd(1, a, 64);                                                   \
-  _tile_loadd(2, b, 64);                                                   \
-  _tile_dpbf16ps(0, 1, 2);                                                 \
-  _tile_stored(0, dst, 64);                                                \
+#define TDPBF16_BODY                                                 \
+  struct {                                                           \
+    uint8_t palette, start_row, reserved[14];                        \
+    uint16_t colsb[16];                                              \
+    uint8_t rows[16];                                                \
+  } cfg;                                                             \
+  memset(&cfg, 0, sizeof cfg);                                       \
+  cfg.palette = 1;                                                   \
+  cfg.rows[0] = (uint8_t)rows, cfg.colsb[0] = (uint16_t)(4 * cols);  \
+  cfg.rows[1] = (uint8_t)rows, cfg.colsb[1] = (uint16_t)(4 * pairs); \
+  cfg.rows[2] = (uint8_t)pairs, cfg.colsb[2] = (uint16_t)(4 * cols); \
+  _tile_loadconfig(&cfg);                                            \
+  _tile_loadd(0, dst, 64);                                           \
+  _tile_loadd(1, a, 64);                                             \
+  _tile_loadd(2, b, 64);                                             \
+  _tile_dpbf16ps(0, 1, 2);                                           \
+  _tile_stored(0, dst, 64);                                          \
   _tile_release()
 
 #define HW_BF16 __attribute__((target("avx512bf16,avx512f,avx512bw,avx512dq,avx512vl")))
@@ -64,7 +64,6 @@ static EMU void emu_tdpbf16(float dst[16][16], const uint16_t a[16][32], const u
                             int cols) {
   TDPBF16_BODY;
 }
-
 
 // bf16 bit patterns of the values below.
 enum {
@@ -137,8 +136,8 @@ static void check_cases(int have_hw) {
     EXPECT(ckw_f32_bits(out[i]) == kDpCases[i].want, "vdpbf16ps %s: 0x%08x, want 0x%08x", kDpCases[i].what,
            (unsigned)ckw_f32_bits(out[i]), (unsigned)kDpCases[i].want);
     if (have_hw)
-      EXPECT(ckw_f32_bits(hw[i]) == ckw_f32_bits(out[i]), "vdpbf16ps %s: hardware 0x%08x, emulated 0x%08x", kDpCases[i].what,
-             (unsigned)ckw_f32_bits(hw[i]), (unsigned)ckw_f32_bits(out[i]));
+      EXPECT(ckw_f32_bits(hw[i]) == ckw_f32_bits(out[i]), "vdpbf16ps %s: hardware 0x%08x, emulated 0x%08x",
+             kDpCases[i].what, (unsigned)ckw_f32_bits(hw[i]), (unsigned)ckw_f32_bits(out[i]));
   }
 
   float lo[16], hi[16];
@@ -150,8 +149,8 @@ static void check_cases(int have_hw) {
   for (int l = 0; l < 16; ++l) {
     EXPECT(cv[l] == kCvtCases[l % nc].want, "vcvtne2ps2bf16 of 0x%08x: 0x%04x, want 0x%04x",
            (unsigned)kCvtCases[l % nc].f, cv[l], kCvtCases[l % nc].want);
-    EXPECT(cv[16 + l] == (uint16_t)(ckw_f32_bits((float)(l + 1)) >> 16), "vcvtne2ps2bf16 lane %d: the first operand goes high",
-           16 + l);
+    EXPECT(cv[16 + l] == (uint16_t)(ckw_f32_bits((float)(l + 1)) >> 16),
+           "vcvtne2ps2bf16 lane %d: the first operand goes high", 16 + l);
   }
   if (have_hw) EXPECT(memcmp(cv, hwcv, sizeof cv) == 0, "vcvtne2ps2bf16: hardware and emulation differ");
 }
@@ -188,12 +187,12 @@ static void check_tile_cases(int have_hw) {
     for (int k = 0; k < 2; ++k) b[k][0] = c->b[k][0], b[k][1] = c->b[k][1];
     memcpy(hw, dst, sizeof dst);
     emu_tdpbf16(dst, a, b, 1, c->pairs, 1);
-    EXPECT(ckw_f32_bits(dst[0][0]) == c->want, "tdpbf16ps %s: 0x%08x, want 0x%08x", c->what, (unsigned)ckw_f32_bits(dst[0][0]),
-           (unsigned)c->want);
+    EXPECT(ckw_f32_bits(dst[0][0]) == c->want, "tdpbf16ps %s: 0x%08x, want 0x%08x", c->what,
+           (unsigned)ckw_f32_bits(dst[0][0]), (unsigned)c->want);
     if (have_hw) {
       hw_tdpbf16(hw, a, b, 1, c->pairs, 1);
-      EXPECT(ckw_f32_bits(hw[0][0]) == ckw_f32_bits(dst[0][0]), "tdpbf16ps %s: hardware 0x%08x, emulated 0x%08x", c->what,
-             (unsigned)ckw_f32_bits(hw[0][0]), (unsigned)ckw_f32_bits(dst[0][0]));
+      EXPECT(ckw_f32_bits(hw[0][0]) == ckw_f32_bits(dst[0][0]), "tdpbf16ps %s: hardware 0x%08x, emulated 0x%08x",
+             c->what, (unsigned)ckw_f32_bits(hw[0][0]), (unsigned)ckw_f32_bits(dst[0][0]));
     }
   }
 }
@@ -231,7 +230,8 @@ static void check_random(int have_bf16, int have_amx) {
       for (int j = 0; j < 32; ++j) a[i][j] = random_bf16(&s), b[i][j] = random_bf16(&s), dst[i][j / 2] = random_f32(&s);
     memcpy(hw, dst, sizeof dst);
     emu_tdpbf16(dst, a, b, rows, pairs, cols), hw_tdpbf16(hw, a, b, rows, pairs, cols);
-    EXPECT(memcmp(dst, hw, sizeof dst) == 0, "tdpbf16ps %d x %d x %d: hardware and emulation differ", rows, pairs, cols);
+    EXPECT(memcmp(dst, hw, sizeof dst) == 0, "tdpbf16ps %d x %d x %d: hardware and emulation differ", rows, pairs,
+           cols);
   }
 }
 

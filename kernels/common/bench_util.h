@@ -22,16 +22,16 @@ static inline int ckw_bench_requested(int argc, char** argv) {
 }
 
 // Best-of-reps wall time of `stmt` (the minimum filters out other tenants of the machine).
-#define CKW_BENCH_BEST(seconds_out, reps, stmt)      \
-  do {                                              \
-    double best_ = 1e30;                            \
-    for (int rep_ = 0; rep_ < (reps); ++rep_) {     \
-      double t0_ = ckw_bench_now();                 \
-      stmt;                                         \
-      double dt_ = ckw_bench_now() - t0_;           \
-      if (dt_ < best_) best_ = dt_;                 \
-    }                                               \
-    (seconds_out) = best_;                          \
+#define CKW_BENCH_BEST(seconds_out, reps, stmt) \
+  do {                                          \
+    double best_ = 1e30;                        \
+    for (int rep_ = 0; rep_ < (reps); ++rep_) { \
+      double t0_ = ckw_bench_now();             \
+      stmt;                                     \
+      double dt_ = ckw_bench_now() - t0_;       \
+      if (dt_ < best_) best_ = dt_;             \
+    }                                           \
+    (seconds_out) = best_;                      \
   } while (0)
 
 #endif  // CKW_KERNELS_COMMON_BENCH_UTIL_H_

@@ -33,8 +33,8 @@
 #include "kernels/common/f32_gemm_nt_core.h"
 
 // The paths below, oldest first, as an X-macro for CKW_DISPATCH_ISAS (cpu.h) and tests.
-#define CKW_BF16W_GEMM_NT_CORE_ISAS(X, name) X(scalar, name) X(avx2, name) X(avx512, name) X(avx512bf16, name) \
-  X(amx, name)
+#define CKW_BF16W_GEMM_NT_CORE_ISAS(X, name) \
+  X(scalar, name) X(avx2, name) X(avx512, name) X(avx512bf16, name) X(amx, name)
 
 CKW_GEMM_NT_CORE_DECLARE(ckw_bf16w_gemm_nt_core__scalar, uint16_t);
 CKW_GEMM_NT_CORE_DECLARE(ckw_bf16w_gemm_nt_core__avx2, uint16_t);

@@ -22,7 +22,7 @@
 // tmm4-5 hold W, tmm6-7 x; each operand tile feeds two TDPBF16PS.
 #define BM 32
 #define BN 32
-#define KB 32              // k per step: a 64-byte tile row of bf16
+#define KB 32               // k per step: a 64-byte tile row of bf16
 #define TILE_U16 (16 * KB)  // one 16 x 64-byte operand tile, in uint16_t
 // The stack holds x's block and the padded last panel of W, 2 * BM * K bf16; larger K takes the
 // widening path (Whisper's largest K is 5120).
@@ -39,8 +39,8 @@ typedef struct {  // LDTILECFG's 64-byte operand, palette 1
 // bf16. Rows past mv and k past K are 0.
 static AMX_FN void pack_x_(uint16_t* restrict xp, const float* restrict x, int64_t m0, int64_t mv, int64_t K,
                            int64_t steps) {
-  const __m512i col = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-                                         _mm512_set1_epi32(16));
+  const __m512i col =
+      _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_epi32(16));
   for (int64_t i = 0; i < BM; ++i) {
     uint16_t* d = xp + (i / 16) * TILE_U16 + (i % 16) * 2;
     for (int64_t s = 0; s < steps; ++s) {
@@ -55,8 +55,8 @@ static AMX_FN void pack_x_(uint16_t* restrict xp, const float* restrict x, int64
 }
 
 // dst[j * ld + k] = w[j * K + k0 + k] for j < nv, k < kv; 0 elsewhere in BN x ld.
-static void copy_w_(uint16_t* restrict dst, int64_t ld, const uint16_t* restrict w, int64_t K, int64_t nv,
-                    int64_t k0, int64_t kv) {
+static void copy_w_(uint16_t* restrict dst, int64_t ld, const uint16_t* restrict w, int64_t K, int64_t nv, int64_t k0,
+                    int64_t kv) {
   memset(dst, 0, sizeof(uint16_t) * BN * ld);
   for (int64_t j = 0; j < nv; ++j) memcpy(dst + j * ld, w + j * K + k0, sizeof(uint16_t) * kv);
 }
@@ -64,8 +64,8 @@ static void copy_w_(uint16_t* restrict dst, int64_t ld, const uint16_t* restrict
 // y rows [m0, m0 + mv), columns [n0, n0 + nv) from c (c[n * BM + m] = y^T block): + b, GELU, r +.
 static AMX_FN void epilogue_(float* y, const float* c, const float* b, const float* r, int64_t m0, int64_t mv,
                              int64_t n0, int64_t nv, int64_t ldy, int epi) {
-  const __m512i row = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-                                         _mm512_set1_epi32(BM));
+  const __m512i row =
+      _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_epi32(BM));
   for (int64_t h = 0; h < nv; h += 16) {
     const int64_t n = nv - h < 16 ? nv - h : 16;
     const __m512 bv = b ? ckw_v_loadn(b + n0 + h, n) : _mm512_setzero_ps();
@@ -132,9 +132,9 @@ static AMX_FN void amx_gemm_(float* y, const float* x, const uint16_t* w, const 
   _tile_release();
 }
 
-void CKW_ISA_AMX(ckw_bf16w_gemm_nt_core)(float* y, const float* x, const uint16_t* w, const float* b,
-                                         const float* r, float* pack, int64_t pack_floats, int64_t M, int64_t N,
-                                         int64_t K, int64_t ldy, int epi) {
+void CKW_ISA_AMX(ckw_bf16w_gemm_nt_core)(float* y, const float* x, const uint16_t* w, const float* b, const float* r,
+                                         float* pack, int64_t pack_floats, int64_t M, int64_t N, int64_t K, int64_t ldy,
+                                         int epi) {
   const int64_t rows_max = CKW_GEMM_DOT_ROWS(epi);
   if (M <= rows_max || N <= 0 || K > K_MAX) {  // K > K_MAX: depends on K alone, so every split agrees
     (M <= rows_max ? CKW_ISA_BF16(ckw_bf16w_gemm_nt_core) : CKW_ISA(ckw_bf16w_gemm_nt_core))(

@@ -23,8 +23,7 @@ CKW_BF16_VI __m512bh w32n_(const uint16_t* p, int64_t n) {
   return CKW_BH_FROM_SI512(_mm512_maskz_loadu_epi16((__mmask32)((1u << n) - 1u), p));
 }
 
-CKW_BF16_VI void dot4_(const float* restrict xm, const uint16_t* restrict w0, const uint16_t* pf, int64_t K,
-                       float* o) {
+CKW_BF16_VI void dot4_(const float* restrict xm, const uint16_t* restrict w0, const uint16_t* pf, int64_t K, float* o) {
   const int64_t Kv = K - K % 32, kt = K - Kv;
   __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps(), a2 = _mm512_setzero_ps(), a3 = _mm512_setzero_ps();
   for (int64_t k = 0; k < Kv; k += 32) {
@@ -61,10 +60,10 @@ static CKW_SIMD_TARGET void blocked_(float* y, const float* x, const uint16_t* w
 
 #include "kernels/common/gemm_nt_core__simd.inc"
 
-#define BNR 32          // columns per panel and tile: two vectors of outputs
-#define BMR 6           // rows per tile: 12 accumulators + 2 panel vectors + the broadcast pair
-#define BKC 256         // k per slice (even): a 128-pair panel, 16 KiB, L1-resident
-#define BMC 144         // rows per block: x's slice in bf16, 72 KiB, L2-resident
+#define BNR 32   // columns per panel and tile: two vectors of outputs
+#define BMR 6    // rows per tile: 12 accumulators + 2 panel vectors + the broadcast pair
+#define BKC 256  // k per slice (even): a 128-pair panel, 16 KiB, L1-resident
+#define BMC 144  // rows per block: x's slice in bf16, 72 KiB, L2-resident
 
 // panel[p * BNR + j] = the pair (k0 + 2p, k0 + 2p + 1) of W's row n0 + j as a dword, for j < nv
 // and 2p < kc; 0 for nv <= j < BNR and for k >= K (an odd K's last pair).
@@ -98,8 +97,8 @@ static CKW_SIMD_TARGET void pack_pairs_(uint32_t* restrict panel, const uint16_t
 
 // xs[i * BKC + k] = x[(m0 + i) * K + k0 + k] rounded to bf16 for i < mc, k < kc; 0 for kc <= k up
 // to the next multiple of 32.
-static CKW_SIMD_TARGET void round_x_(uint16_t* restrict xs, const float* restrict x, int64_t K, int64_t m0,
-                                     int64_t mc, int64_t k0, int64_t kc) {
+static CKW_SIMD_TARGET void round_x_(uint16_t* restrict xs, const float* restrict x, int64_t K, int64_t m0, int64_t mc,
+                                     int64_t k0, int64_t kc) {
   for (int64_t i = 0; i < mc; ++i) {
     const float* xi = x + (m0 + i) * K + k0;
     for (int64_t k = 0; k < kc; k += 32) {
@@ -149,16 +148,32 @@ static CKW_SIMD_TARGET void ptile_rows_(int R, int64_t np, const uint16_t* a, co
                                         int epi) {
 #define PTILE_(R_) ptile_(R_, np, a, panel, c, ldc, nv, first, last, b, r, epi)
   switch (R) {
-    case 1: PTILE_(1); break;
-    case 2: PTILE_(2); break;
-    case 3: PTILE_(3); break;
-    case 4: PTILE_(4); break;
-    case 5: PTILE_(5); break;
+    case 1:
+      PTILE_(1);
+      break;
+    case 2:
+      PTILE_(2);
+      break;
+    case 3:
+      PTILE_(3);
+      break;
+    case 4:
+      PTILE_(4);
+      break;
+    case 5:
+      PTILE_(5);
+      break;
 #if BMR > 6
-    case 6: PTILE_(6); break;
-    case 7: PTILE_(7); break;
+    case 6:
+      PTILE_(6);
+      break;
+    case 7:
+      PTILE_(7);
+      break;
 #endif
-    default: PTILE_(BMR); break;
+    default:
+      PTILE_(BMR);
+      break;
   }
 #undef PTILE_
 }
@@ -181,8 +196,8 @@ static CKW_SIMD_TARGET void pblock_(float* y, const float* x, const uint16_t* w,
       if (!packed) pack_pairs_(panel, w, K, n0, nv, k0, kc);
       for (int64_t i0 = 0; i0 < mc; i0 += BMR) {
         const int64_t m = m0 + i0;
-        ptile_rows_((int)(mc - i0 < BMR ? mc - i0 : BMR), np, xs + i0 * BKC, pp, y + m * ldy + n0, ldy, nv, first,
-                    last, b ? b + n0 : NULL, epi == CKW_GEMM_EPI_RESIDUAL ? r + m * ldy + n0 : NULL, epi);
+        ptile_rows_((int)(mc - i0 < BMR ? mc - i0 : BMR), np, xs + i0 * BKC, pp, y + m * ldy + n0, ldy, nv, first, last,
+                    b ? b + n0 : NULL, epi == CKW_GEMM_EPI_RESIDUAL ? r + m * ldy + n0 : NULL, epi);
       }
     }
   }

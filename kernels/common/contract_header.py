@@ -33,7 +33,8 @@ def render(maps, isas, guard: str, library: str) -> str:
         exact = contract["kind"] == "exact"
         c = 0.0 if exact else float(contract["tolerance_c"])
         lines += [
-            f"// {doc.data['kernel']}: {contract['kind']} contract ({doc.path}); the policy is kernels/common/tolerance.h.",
+            f"// {doc.data['kernel']}: {contract['kind']} contract ({doc.path}); "
+            "the policy is kernels/common/tolerance.h.",
             f"#define {kernel}_TOLERANCE_C {c!r}",
             f"#define {kernel}_EXACT {int(exact)}",
         ]

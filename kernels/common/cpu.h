@@ -62,22 +62,21 @@ static inline int ckw_cpu_f16c_(void) {
 
 static inline int ckw_cpu_has_avx512(void) {
   return ckw_cpu_isa_cap() >= CKW_ISA_CAP_AVX512 && __builtin_cpu_supports("avx512f") &&
-         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
-         ckw_cpu_f16c_();
+         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+         __builtin_cpu_supports("avx512vl") && ckw_cpu_f16c_();
 }
 
 // The portable path runs everywhere (so ISA tables can call ckw_cpu_has_<isa>() for each).
 static inline int ckw_cpu_has_scalar(void) { return 1; }
 
 static inline int ckw_cpu_has_avx2(void) {
-  return ckw_cpu_isa_cap() >= CKW_ISA_CAP_AVX2 && __builtin_cpu_supports("avx2") &&
-         __builtin_cpu_supports("fma") && ckw_cpu_f16c_();
+  return ckw_cpu_isa_cap() >= CKW_ISA_CAP_AVX2 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+         ckw_cpu_f16c_();
 }
 
 // AVX512-BF16 (vdpbf16ps, vcvtne2ps2bf16) on top of the AVX-512 baseline.
 static inline int ckw_cpu_has_avx512bf16(void) {
-  return ckw_cpu_isa_cap() >= CKW_ISA_CAP_AVX512BF16 && ckw_cpu_has_avx512() &&
-         __builtin_cpu_supports("avx512bf16");
+  return ckw_cpu_isa_cap() >= CKW_ISA_CAP_AVX512BF16 && ckw_cpu_has_avx512() && __builtin_cpu_supports("avx512bf16");
 }
 
 // AMX-BF16 tiles (tdpbf16ps) with the AVX512-BF16 baseline for rounding and epilogues. The CPU
@@ -90,7 +89,9 @@ static inline int ckw_cpu_has_avx512bf16(void) {
 static inline int ckw_cpu_amx_permitted(void) {
 #if defined(__linux__) && defined(__x86_64__)
   long ret;
-  __asm__ volatile("syscall" : "=a"(ret) : "0"(158L /* SYS_arch_prctl */), "D"(0x1023L), "S"(18L)
+  __asm__ volatile("syscall"
+                   : "=a"(ret)
+                   : "0"(158L /* SYS_arch_prctl */), "D"(0x1023L), "S"(18L)
                    : "rcx", "r11", "memory");
   return ret == 0;
 #else
@@ -139,8 +140,7 @@ static inline int ckw_cpu_has_avx512vnni(void) {
 // AMX-BF16) with the AVX512-VNNI set for quantizing, packing, epilogues and small M. Capped by amx.
 static inline int ckw_cpu_has_amxint8(void) {
   static int cached = -1;
-  return ckw_cpu_isa_cap() >= CKW_ISA_CAP_AMX && ckw_cpu_has_avx512vnni() &&
-         ckw_cpu_leaf7_(&cached, 0, 3, 3u << 24, 1);
+  return ckw_cpu_isa_cap() >= CKW_ISA_CAP_AMX && ckw_cpu_has_avx512vnni() && ckw_cpu_leaf7_(&cached, 0, 3, 3u << 24, 1);
 }
 
 // Calls the newest path of `name` the CPU has, among the ISAs the kernel lists: ISAS is an
@@ -148,11 +148,11 @@ static inline int ckw_cpu_has_amxint8(void) {
 // order of ckw_kernel's `isas`); a later available ISA overrides an earlier one.
 #define CKW_DISPATCH_PICK_(isa, name) \
   if (ckw_cpu_has_##isa()) pick_ = name##__##isa;
-#define CKW_DISPATCH_ISAS(ISAS, name, ...)      \
-  do {                                          \
-    __typeof__(&name##__scalar) pick_ = NULL;   \
-    ISAS(CKW_DISPATCH_PICK_, name)              \
-    pick_(__VA_ARGS__);                         \
+#define CKW_DISPATCH_ISAS(ISAS, name, ...)    \
+  do {                                        \
+    __typeof__(&name##__scalar) pick_ = NULL; \
+    ISAS(CKW_DISPATCH_PICK_, name)            \
+    pick_(__VA_ARGS__);                       \
   } while (0)
 
 // As CKW_DISPATCH_ISAS, for a kernel that returns a status: returns the chosen path's.

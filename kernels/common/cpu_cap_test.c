@@ -55,9 +55,9 @@ int main(void) {
     const char* value;
     int avx2, avxvnni, avx512, avx512vnni, avx512bf16, amx;
   } cases[] = {
-      {NULL, 1, 1, 1, 1, 1, 1},         {"", 1, 1, 1, 1, 1, 1},       {"amx", 1, 1, 1, 1, 1, 1},
+      {NULL, 1, 1, 1, 1, 1, 1},         {"", 1, 1, 1, 1, 1, 1},           {"amx", 1, 1, 1, 1, 1, 1},
       {"avx512bf16", 1, 1, 1, 1, 1, 0}, {"avx512vnni", 1, 1, 1, 1, 0, 0}, {"avx512", 1, 1, 1, 0, 0, 0},
-      {"avxvnni", 1, 1, 0, 0, 0, 0},    {"avx2", 1, 0, 0, 0, 0, 0},   {"scalar", 0, 0, 0, 0, 0, 0},
+      {"avxvnni", 1, 1, 0, 0, 0, 0},    {"avx2", 1, 0, 0, 0, 0, 0},       {"scalar", 0, 0, 0, 0, 0, 0},
       {"AVX2", 1, 1, 1, 1, 1, 1},  // not a value: no cap (the runtime refuses it)
   };
   int failures = 0;
@@ -69,9 +69,10 @@ int main(void) {
     int status = 0;
     if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failures;
   }
-  printf("cpu_cap_test: %d of %zu cases failed (cpu: avx2 %d, avxvnni %d, avx512 %d, avx512vnni %d, avx512bf16 %d, "
-         "amx %d, amxint8 %d, amx permitted %d)\n",
-         failures, sizeof cases / sizeof cases[0], hw_avx2(), hw_avxvnni(), hw_avx512(), hw_avx512vnni(),
-         hw_avx512bf16(), hw_amx(), hw_amxint8(), ckw_cpu_amx_permitted());
+  printf(
+      "cpu_cap_test: %d of %zu cases failed (cpu: avx2 %d, avxvnni %d, avx512 %d, avx512vnni %d, avx512bf16 %d, "
+      "amx %d, amxint8 %d, amx permitted %d)\n",
+      failures, sizeof cases / sizeof cases[0], hw_avx2(), hw_avxvnni(), hw_avx512(), hw_avx512vnni(), hw_avx512bf16(),
+      hw_amx(), hw_amxint8(), ckw_cpu_amx_permitted());
   return failures != 0;
 }

@@ -37,7 +37,7 @@
 #define CKW_GEMM_PATH_FLAGS (CKW_GEMM_ONE_ROW_DOT | CKW_GEMM_ROWS_ALONE)
 // The most rows a call takes the dot-product path for, from the flags in epi.
 #define CKW_GEMM_DOT_ROWS(epi) \
-  (((epi) & CKW_GEMM_ROWS_ALONE) ? INT64_MAX : ((epi) & CKW_GEMM_ONE_ROW_DOT) ? 1 : CKW_GEMM_ROWS_MAX)
+  (((epi)&CKW_GEMM_ROWS_ALONE) ? INT64_MAX : ((epi)&CKW_GEMM_ONE_ROW_DOT) ? 1 : CKW_GEMM_ROWS_MAX)
 
 enum {
   CKW_GEMM_EPI_PLAIN = 0,     // y = x W^T (+ b)
@@ -50,9 +50,9 @@ enum {
 
 // An engine entry on weights of type w_t: the f32, bf16w and f16w engines' paths all take these
 // arguments. b may be NULL (no bias); r is read only by CKW_GEMM_EPI_RESIDUAL and may equal y.
-#define CKW_GEMM_NT_CORE_DECLARE(name, w_t)                                                           \
-  void name(float* y, const float* x, const w_t* w, const float* b, const float* r, float* pack,        \
-            int64_t pack_floats, int64_t M, int64_t N, int64_t K, int64_t ldy, int epi)
+#define CKW_GEMM_NT_CORE_DECLARE(name, w_t)                                                                           \
+  void name(float* y, const float* x, const w_t* w, const float* b, const float* r, float* pack, int64_t pack_floats, \
+            int64_t M, int64_t N, int64_t K, int64_t ldy, int epi)
 
 CKW_GEMM_NT_CORE_DECLARE(ckw_f32_gemm_nt_core__scalar, float);
 CKW_GEMM_NT_CORE_DECLARE(ckw_f32_gemm_nt_core__avx2, float);

@@ -40,8 +40,8 @@
 #include "kernels/common/f32_gemm_nt_core.h"  // CKW_GEMM_EPI_*
 
 // The paths below, oldest first, as an X-macro for CKW_DISPATCH_ISAS (cpu.h) and tests.
-#define CKW_I8W_GEMM_NT_CORE_ISAS(X, name) X(scalar, name) X(avx2, name) X(avxvnni, name) X(avx512vnni, name) \
-  X(amxint8, name)
+#define CKW_I8W_GEMM_NT_CORE_ISAS(X, name) \
+  X(scalar, name) X(avx2, name) X(avxvnni, name) X(avx512vnni, name) X(amxint8, name)
 
 // M <= this: the SIMD paths' dot products along K on W as stored (decode, beams).
 #define CKW_I8W_DOT_ROWS 16
@@ -50,7 +50,7 @@
 // Columns of W packed at a time by the SIMD and AMX paths.
 #define CKW_I8W_PANEL 64
 
-#define CKW_I8W_GEMM_NT_CORE_DECLARE(name)                                                                 \
+#define CKW_I8W_GEMM_NT_CORE_DECLARE(name)                                                                   \
   void name(float* y, const float* x, const int8_t* w, const float* w_scale, const float* b, const float* r, \
             void* scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int epi)
 

@@ -61,8 +61,8 @@ static __attribute__((target(I8_FEATURES))) void amx_gemm_(const i8_args* a) {
 }
 
 void I8_EMU_(ckw_i8w_gemm_nt_core__amxint8)(float* y, const float* x, const int8_t* w, const float* w_scale,
-                                           const float* b, const float* r, void* scratch, int64_t M, int64_t N,
-                                           int64_t K, int64_t ldy, int epi) {
+                                            const float* b, const float* r, void* scratch, int64_t M, int64_t N,
+                                            int64_t K, int64_t ldy, int epi) {
   if (M <= CKW_I8W_AMX_ROWS || N <= 0) {
     I8_EMU_(ckw_i8w_gemm_nt_core__avx512vnni)(y, x, w, w_scale, b, r, scratch, M, N, K, ldy, epi);
     return;

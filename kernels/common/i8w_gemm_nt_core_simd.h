@@ -23,8 +23,8 @@
 
 #define I8_FN static inline __attribute__((target(I8_FEATURES)))
 #define I8_VI static inline __attribute__((always_inline, target(I8_FEATURES)))
-#define I8_VB (4 * CKW_VW)                  // bytes per vector
-#define I8_DOT_N (CKW_VW == 16 ? 4 : 2)     // W rows per dot-product step
+#define I8_VB (4 * CKW_VW)                    // bytes per vector
+#define I8_DOT_N (CKW_VW == 16 ? 4 : 2)       // W rows per dot-product step
 #define I8_OFFSET (I8_VNNI ? 0x80808080 : 0)  // W's bytes as vpdpbusd's unsigned operand: w + 128
 // The streaming (dot-product) path prefetches W this many rows ahead, into L2 (T1): hardware
 // prefetch alone keeps too few lines in flight for a GEMV over W from memory. One thread, base's
@@ -57,7 +57,8 @@ I8_VI i8_vi i8_gather_(const void* base, i8_vi idx, int64_t rows) {
   return _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), (__mmask16)((1u << rows) - 1u), idx, base, 1);
 }
 I8_VI i8_vi i8_iota_times_(int32_t k) {
-  return _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_epi32(k));
+  return _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                            _mm512_set1_epi32(k));
 }
 // Lanes clamped to [-127, 127]: their sum added to *sum, their bytes stored at p.
 I8_VI void i8_narrow_(int8_t* p, i8_vi v, i8_vi* sum) {
@@ -215,8 +216,9 @@ I8_FN void i8_pack_w_(int8_t* wp, const int8_t* w, int64_t nv, int64_t K, int64_
 
 // Rows [m0, m0 + mr) of y, columns [n0, n0 + I8_NRV * CKW_VW) of the packed block wp, nv of them
 // in y: per 4-k group, one broadcast of each row's 4 bytes of q against I8_NRV vectors of W.
-static inline __attribute__((always_inline, target(I8_FEATURES))) void i8_tile_(
-    const i8_args* a, const int8_t* wp, int64_t groups, int64_t m0, const int mr, int64_t n0, int64_t nv) {
+static inline __attribute__((always_inline, target(I8_FEATURES))) void i8_tile_(const i8_args* a, const int8_t* wp,
+                                                                                int64_t groups, int64_t m0,
+                                                                                const int mr, int64_t n0, int64_t nv) {
   i8_vi acc[I8_MR][I8_NRV];
   for (int i = 0; i < mr; ++i)
     for (int j = 0; j < I8_NRV; ++j) acc[i][j] = i8_zero_();
@@ -242,11 +244,13 @@ static inline __attribute__((always_inline, target(I8_FEATURES))) void i8_tile_(
 
 // i8_tile_ per row count, each compiled on its own so its accumulators get the registers.
 typedef void (*i8_tile_fn)(const i8_args*, const int8_t*, int64_t, int64_t, int64_t, int64_t);
-#define I8_TILE_FN_(r)                                                                                    \
-  static __attribute__((noinline, target(I8_FEATURES))) void i8_tile##r##_(                               \
-      const i8_args* a, const int8_t* wp, int64_t groups, int64_t m0, int64_t n0, int64_t nv) {           \
-    i8_tile_(a, wp, groups, m0, r, n0, nv);                                                               \
+#define I8_TILE_FN_(r)                                                                          \
+  static __attribute__((noinline, target(I8_FEATURES))) void i8_tile##r##_(                     \
+      const i8_args* a, const int8_t* wp, int64_t groups, int64_t m0, int64_t n0, int64_t nv) { \
+    i8_tile_(a, wp, groups, m0, r, n0, nv);                                                     \
   }
+// Macro instantiations: clang-format would join and indent them as one statement.
+// clang-format off
 I8_TILE_FN_(1) I8_TILE_FN_(2) I8_TILE_FN_(3) I8_TILE_FN_(4)
 #if I8_MR > 4
 I8_TILE_FN_(5) I8_TILE_FN_(6)
@@ -254,11 +258,12 @@ I8_TILE_FN_(5) I8_TILE_FN_(6)
 #else
 #define I8_TILES_ {NULL, i8_tile1_, i8_tile2_, i8_tile3_, i8_tile4_}
 #endif
+// clang-format on
 #undef I8_TILE_FN_
 
-// M > CKW_I8W_DOT_ROWS: W packed CKW_I8W_PANEL columns at a time (once per call), then every row
-// against the block in tiles of I8_MR rows.
-I8_FN void i8_packed_(const i8_args* a) {
+    // M > CKW_I8W_DOT_ROWS: W packed CKW_I8W_PANEL columns at a time (once per call), then every row
+    // against the block in tiles of I8_MR rows.
+    I8_FN void i8_packed_(const i8_args* a) {
   static const i8_tile_fn tiles[I8_MR + 1] = I8_TILES_;
   const int64_t groups = (a->K + 3) / 4;
   for (int64_t nb = 0; nb < a->N; nb += CKW_I8W_PANEL) {
@@ -273,8 +278,9 @@ I8_FN void i8_packed_(const i8_args* a) {
 }
 
 // One I8_VB-k step of the dot products: W vectors wv against mr rows of x (kp apart).
-static inline __attribute__((always_inline, target(I8_FEATURES))) void i8_dot_step_(
-    i8_vi acc[][I8_DOT_N], const i8_vi* wv, const int8_t* x, int64_t kp, const int mr) {
+static inline __attribute__((always_inline, target(I8_FEATURES))) void i8_dot_step_(i8_vi acc[][I8_DOT_N],
+                                                                                    const i8_vi* wv, const int8_t* x,
+                                                                                    int64_t kp, const int mr) {
   for (int i = 0; i < mr; ++i) {
     const i8_vi xs = i8_load_(x + i * kp), xu = I8_XU(xs);
     for (int j = 0; j < I8_DOT_N; ++j) acc[i][j] = i8_dot_(acc[i][j], xs, xu, wv[j]);
@@ -284,9 +290,11 @@ static inline __attribute__((always_inline, target(I8_FEATURES))) void i8_dot_st
 // The dot products of rows [m0, m0 + mr) of q (mr <= 4) with I8_DOT_N rows of W (w: the first;
 // tail: their last K % I8_VB bytes zero-padded, I8_VB apart), into c[i][j] (rows CKW_VW apart).
 // pf: the rows to prefetch into L2, one cache line each per step (bits unchanged).
-static inline __attribute__((always_inline, target(I8_FEATURES))) void i8_dots_(
-    const i8_args* a, int64_t m0, const int8_t* const* w, const int8_t* const* pf, const int8_t* tail, const int mr,
-    int32_t* c) {
+static inline __attribute__((always_inline, target(I8_FEATURES))) void i8_dots_(const i8_args* a, int64_t m0,
+                                                                                const int8_t* const* w,
+                                                                                const int8_t* const* pf,
+                                                                                const int8_t* tail, const int mr,
+                                                                                int32_t* c) {
   const int64_t whole = a->K / I8_VB * I8_VB, kp = a->s.kp;
   const int8_t* x = a->s.q + m0 * kp;
   i8_vi acc[4][I8_DOT_N], wv[I8_DOT_N];
@@ -305,20 +313,21 @@ static inline __attribute__((always_inline, target(I8_FEATURES))) void i8_dots_(
 }
 
 // i8_dots_ per row count, each compiled on its own so its accumulators get the registers.
-#define I8_DOTS_FN_(r)                                                                                 \
-  static __attribute__((noinline, target(I8_FEATURES))) void i8_dots##r##_(                            \
-      const i8_args* a, int64_t m0, const int8_t* const* w, const int8_t* const* pf, const int8_t* tail, \
-      int32_t* c) {                                                                                    \
-    i8_dots_(a, m0, w, pf, tail, r, c);                                                                \
+#define I8_DOTS_FN_(r)                                                                                                 \
+  static __attribute__((noinline, target(I8_FEATURES))) void i8_dots##r##_(                                            \
+      const i8_args* a, int64_t m0, const int8_t* const* w, const int8_t* const* pf, const int8_t* tail, int32_t* c) { \
+    i8_dots_(a, m0, w, pf, tail, r, c);                                                                                \
   }
+// Macro instantiations: clang-format would join and indent them as one statement.
+// clang-format off
 I8_DOTS_FN_(1) I8_DOTS_FN_(2) I8_DOTS_FN_(3) I8_DOTS_FN_(4)
+// clang-format on
 #undef I8_DOTS_FN_
 
-// M <= CKW_I8W_DOT_ROWS (decode, beams): W read once, as stored, CKW_VW rows at a time (again from
-// cache for each group of 4 rows of x); each output a dot product along K.
-I8_FN void i8_dot_rows_(const i8_args* a) {
-  typedef void (*dots_fn)(const i8_args*, int64_t, const int8_t* const*, const int8_t* const*, const int8_t*,
-                          int32_t*);
+    // M <= CKW_I8W_DOT_ROWS (decode, beams): W read once, as stored, CKW_VW rows at a time (again from
+    // cache for each group of 4 rows of x); each output a dot product along K.
+    I8_FN void i8_dot_rows_(const i8_args* a) {
+  typedef void (*dots_fn)(const i8_args*, int64_t, const int8_t* const*, const int8_t* const*, const int8_t*, int32_t*);
   static const dots_fn dots[5] = {NULL, i8_dots1_, i8_dots2_, i8_dots3_, i8_dots4_};
   const int64_t whole = a->K / I8_VB * I8_VB;
   for (int64_t n0 = 0; n0 < a->N; n0 += CKW_VW) {

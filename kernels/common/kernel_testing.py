@@ -20,8 +20,15 @@ _CTYPES = {
     "int": ctypes.c_int,
     "int64_t": ctypes.c_int64,
 }
-_POINTEE = {"float": np.float32, "int32_t": np.int32, "uint8_t": np.uint8, "int8_t": np.int8, "uint16_t": np.uint16,
-            "int64_t": np.int64, "void": None}
+_POINTEE = {
+    "float": np.float32,
+    "int32_t": np.int32,
+    "uint8_t": np.uint8,
+    "int8_t": np.int8,
+    "uint16_t": np.uint16,
+    "int64_t": np.int64,
+    "void": None,
+}
 
 
 def bf16_from_f32(a) -> np.ndarray:
@@ -52,10 +59,15 @@ class DType:
 # Every port dtype a kernel map may state (tools/codegen/schemas/kernel_map.schema.json).
 DTYPES = {
     "f32": DType(np.float32, floating=True, values=lambda a: a),
-    "bf16": DType(np.uint16, store=lambda a: bf16_from_f32(np.asarray(a, np.float32)), values=f32_from_bf16,
-                  floating=True),
-    "f16": DType(np.uint16, store=lambda a: np.asarray(a, np.float32).astype(np.float16).view(np.uint16),
-                 values=lambda h: np.ascontiguousarray(h, np.uint16).view(np.float16).astype(np.float32), floating=True),
+    "bf16": DType(
+        np.uint16, store=lambda a: bf16_from_f32(np.asarray(a, np.float32)), values=f32_from_bf16, floating=True
+    ),
+    "f16": DType(
+        np.uint16,
+        store=lambda a: np.asarray(a, np.float32).astype(np.float16).view(np.uint16),
+        values=lambda h: np.ascontiguousarray(h, np.uint16).view(np.float16).astype(np.float32),
+        floating=True,
+    ),
     "i64": DType(np.int64),
     "i32": DType(np.int32),
     "i16": DType(np.int16),
@@ -68,7 +80,9 @@ def _pointer_type(pointee: str, where: str):
     """A ctypes parameter type for `pointee *`: takes a C-contiguous numpy array of that dtype
     (checked), bytes (for uint8_t), None, an address or a ctypes byref()."""
     if pointee not in _POINTEE:
-        raise ValueError(f"{where}: pointer to {pointee!r} has no numpy equivalent; add it to kernels/common/kernel_testing.py")
+        raise ValueError(
+            f"{where}: pointer to {pointee!r} has no numpy equivalent; add it to kernels/common/kernel_testing.py"
+        )
     dtype = _POINTEE[pointee]
 
     class Pointer:
@@ -109,7 +123,9 @@ def ctype_of(ctype: str, where: str):
     if ctype.endswith("*"):
         return _pointer_type(ctype[:-1].replace("const", "").strip(), where)
     if ctype not in _CTYPES:
-        raise ValueError(f"{where}: ctype {ctype!r} has no ctypes equivalent; add it to kernels/common/kernel_testing.py")
+        raise ValueError(
+            f"{where}: ctype {ctype!r} has no ctypes equivalent; add it to kernels/common/kernel_testing.py"
+        )
     return _CTYPES[ctype]
 
 
@@ -153,7 +169,9 @@ class Kernel:
         return self._declare(self.name + isa, self.map["abi"], self.map.get("returns"))
 
     def queries(self) -> Dict[str, ctypes._CFuncPtr]:
-        return {q["function"]: self._declare(q["function"], q["abi"], q.get("returns")) for q in self.map.get("queries", [])}
+        return {
+            q["function"]: self._declare(q["function"], q["abi"], q.get("returns")) for q in self.map.get("queries", [])
+        }
 
     @property
     def strerror_function(self) -> Optional[str]:
@@ -232,8 +250,8 @@ class Library:
 
     def _declare(self, symbol: str):
         for k in self.kernels:
-            if symbol == k.name or (symbol.startswith(k.name + "__") and "_" not in symbol[len(k.name) + 2:]):
-                return k.function(symbol[len(k.name):])
+            if symbol == k.name or (symbol.startswith(k.name + "__") and "_" not in symbol[len(k.name) + 2 :]):
+                return k.function(symbol[len(k.name) :])
             queries = k.queries()
             if symbol in queries:
                 return queries[symbol]
@@ -241,5 +259,7 @@ class Library:
                 fn = getattr(k.lib, symbol)
                 fn.argtypes, fn.restype = [ctypes.c_int], ctypes.c_char_p
                 return fn
-        raise AttributeError(f"{symbol} is declared by none of the maps {[k.path for k in self.kernels]}: "
-                             "declare it in its kernel map (abi, queries or strerror)")
+        raise AttributeError(
+            f"{symbol} is declared by none of the maps {[k.path for k in self.kernels]}: "
+            "declare it in its kernel map (abi, queries or strerror)"
+        )

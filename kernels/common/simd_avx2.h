@@ -59,9 +59,7 @@ CKW_VI float ckw_v_hmax(ckw_vf v) {
   s = _mm_max_ss(s, _mm_movehdup_ps(s));
   return _mm_cvtss_f32(s);
 }
-CKW_VI ckw_vf ckw_v_round_(ckw_vf a) {
-  return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-}
+CKW_VI ckw_vf ckw_v_round_(ckw_vf a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
 // 2^n for integral n in [-126, 127], built in the exponent field.
 CKW_VI ckw_vf ckw_v_pow2i_(ckw_vf n) {
   __m256i e = _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127));

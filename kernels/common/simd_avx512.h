@@ -14,8 +14,7 @@
 #define CKW_ISA(name) name##__avx512emu
 #else
 #define CKW_SIMD_TARGET __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,fma,f16c")))
-#define CKW_VI \
-  static inline __attribute__((always_inline, target("avx512f,avx512bw,avx512dq,avx512vl,fma,f16c")))
+#define CKW_VI static inline __attribute__((always_inline, target("avx512f,avx512bw,avx512dq,avx512vl,fma,f16c")))
 #define CKW_ISA(name) name##__avx512
 #endif
 #define CKW_VW 16
@@ -33,9 +32,7 @@ CKW_VI ckw_vf ckw_v_load_bf16(const uint16_t* p) {
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i*)p)), 16));
 }
 CKW_VI ckw_vf ckw_v_load_f16(const uint16_t* p) { return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)p)); }
-CKW_VI ckw_vf ckw_v_iota(void) {
-  return _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-}
+CKW_VI ckw_vf ckw_v_iota(void) { return _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15); }
 CKW_VI ckw_vf ckw_v_keepn(ckw_vf v, int64_t n) { return _mm512_maskz_mov_ps(ckw_v_mask_(n), v); }
 CKW_VI ckw_vf ckw_v_add(ckw_vf a, ckw_vf b) { return _mm512_add_ps(a, b); }
 CKW_VI ckw_vf ckw_v_sub(ckw_vf a, ckw_vf b) { return _mm512_sub_ps(a, b); }
@@ -61,9 +58,7 @@ CKW_VI float ckw_v_hmax(ckw_vf v) {
   s = _mm_max_ss(s, _mm_movehdup_ps(s));
   return _mm_cvtss_f32(s);
 }
-CKW_VI ckw_vf ckw_v_round_(ckw_vf a) {
-  return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-}
+CKW_VI ckw_vf ckw_v_round_(ckw_vf a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
 CKW_VI ckw_vf ckw_v_pow2i_(ckw_vf n) {
   __m512i e = _mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127));
   return _mm512_castsi512_ps(_mm512_slli_epi32(e, 23));

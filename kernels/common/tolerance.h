@@ -19,8 +19,8 @@ static inline double ckw_tolerance_bound(double c, int64_t k, double max_abs_ref
 }
 
 // Returns 1 when got matches ref under the policy; otherwise prints the worst element.
-static inline int ckw_check_close(const char* what, const float* got, const float* ref, int64_t n,
-                                  double c, int64_t k) {
+static inline int ckw_check_close(const char* what, const float* got, const float* ref, int64_t n, double c,
+                                  int64_t k) {
   double max_ref = 0.0, max_err = 0.0;
   int64_t worst = 0;
   for (int64_t i = 0; i < n; ++i) {
@@ -38,8 +38,7 @@ static inline int ckw_check_close(const char* what, const float* got, const floa
   double bound = ckw_tolerance_bound(c, k, max_ref);
   if (max_err <= bound) return 1;
   fprintf(stderr, "%s: max_abs_err %.3g > bound %.3g (c=%g, K=%lld, max|ref|=%.3g) at [%lld]: got %.9g want %.9g\n",
-          what, max_err, bound, c, (long long)k, max_ref, (long long)worst, (double)got[worst],
-          (double)ref[worst]);
+          what, max_err, bound, c, (long long)k, max_ref, (long long)worst, (double)got[worst], (double)ref[worst]);
   return 0;
 }
 

@@ -30,5 +30,6 @@ def assert_close(got, ref, c: float, k: int, what: str = "kernel") -> None:
     if ref.size and not (np.nanmax(err) <= limit and not np.isnan(err).any()):
         i = np.unravel_index(np.nanargmax(err) if not np.isnan(err).any() else np.argmax(np.isnan(err)), err.shape)
         raise AssertionError(
-            f"{what}: max_abs_err {err[i]:.3g} > bound {limit:.3g} (c={c}, K={k}) at {i}: got {got[i]!r} want {ref[i]!r}"
+            f"{what}: max_abs_err {err[i]:.3g} > bound {limit:.3g} (c={c}, K={k}) at {i}: "
+            f"got {got[i]!r} want {ref[i]!r}"
         )

@@ -39,7 +39,8 @@ CKW_EMU uint32_t ckw_emu_dp4_(uint32_t a, uint32_t b, int a_signed) {
   return s;
 }
 CKW_EMU ckw_emu_epi32 ckw_emu_dpbusd_epi32(ckw_emu_epi32 src, ckw_emu_epi32 a, ckw_emu_epi32 b) {
-  for (int l = 0; l < 16; ++l) src.i[l] = (int32_t)((uint32_t)src.i[l] + ckw_emu_dp4_((uint32_t)a.i[l], (uint32_t)b.i[l], 0));
+  for (int l = 0; l < 16; ++l)
+    src.i[l] = (int32_t)((uint32_t)src.i[l] + ckw_emu_dp4_((uint32_t)a.i[l], (uint32_t)b.i[l], 0));
   return src;
 }
 CKW_EMU __m256i ckw_emu_dpbusd_avx_epi32(__m256i src, __m256i a, __m256i b) {
@@ -77,8 +78,8 @@ CKW_EMU __m128i ckw_emu_cvtepi32_epi8(ckw_emu_epi32 a) {
   for (int l = 0; l < 16; ++l) r[l] = (int8_t)(uint8_t)(uint32_t)a.i[l];
   return _mm_loadu_si128((const __m128i*)r);
 }
-CKW_EMU ckw_emu_epi32 ckw_emu_mask_i32gather_epi32(ckw_emu_epi32 src, __mmask16 k, ckw_emu_epi32 idx,
-                                                   const void* base, int scale) {
+CKW_EMU ckw_emu_epi32 ckw_emu_mask_i32gather_epi32(ckw_emu_epi32 src, __mmask16 k, ckw_emu_epi32 idx, const void* base,
+                                                   int scale) {
   for (int l = 0; l < 16; ++l)
     if ((k >> l) & 1) memcpy(&src.i[l], (const char*)base + (int64_t)idx.i[l] * scale, sizeof src.i[l]);
   return src;

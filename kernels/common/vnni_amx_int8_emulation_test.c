@@ -15,27 +15,27 @@
 // header renames the intrinsics, the emu_ functions after.
 #define DPBUSD_BODY \
   _mm512_storeu_si512(out, _mm512_dpbusd_epi32(_mm512_loadu_si512(src), _mm512_loadu_si512(a), _mm512_loadu_si512(b)))
-#define DPBUSD_AVX_BODY                                                                                       \
-  _mm256_storeu_si256((__m256i*)out, _mm256_dpbusd_avx_epi32(_mm256_loadu_si256((const __m256i*)src),       \
-                                                              _mm256_loadu_si256((const __m256i*)a),         \
-                                                              _mm256_loadu_si256((const __m256i*)b)))
-#define CONVERT_BODY                                                                         \
-  _mm512_storeu_si512(out, _mm512_cvtps_epi32(_mm512_loadu_ps(f)));                          \
-  _mm_storeu_si128((__m128i*)narrow, _mm512_cvtepi32_epi8(_mm512_loadu_si512(out)));        \
+#define DPBUSD_AVX_BODY                                                                               \
+  _mm256_storeu_si256((__m256i*)out, _mm256_dpbusd_avx_epi32(_mm256_loadu_si256((const __m256i*)src), \
+                                                             _mm256_loadu_si256((const __m256i*)a),   \
+                                                             _mm256_loadu_si256((const __m256i*)b)))
+#define CONVERT_BODY                                                                                    \
+  _mm512_storeu_si512(out, _mm512_cvtps_epi32(_mm512_loadu_ps(f)));                                     \
+  _mm_storeu_si128((__m128i*)narrow, _mm512_cvtepi32_epi8(_mm512_loadu_si512(out)));                    \
   _mm512_storeu_si512(gathered, _mm512_mask_i32gather_epi32(_mm512_loadu_si512(out), (__mmask16)0x5a5a, \
-                                                             _mm512_loadu_si512(idx), table, 4))
+                                                            _mm512_loadu_si512(idx), table, 4))
 // dst (rows x cols int32) += a (rows x 4 groups bytes) b (groups x 4 cols bytes), rows 64 bytes
 // apart. LDTILECFG's operand: palette 1 (byte 0), tile t's bytes per row at 16 + 2t, rows at 48 + t.
-#define TDPBSSD_BODY                                                                  \
-  uint8_t cfg[64] = {1};                                                              \
+#define TDPBSSD_BODY                                                                             \
+  uint8_t cfg[64] = {1};                                                                         \
   cfg[16] = (uint8_t)(4 * cols), cfg[18] = (uint8_t)(4 * groups), cfg[20] = (uint8_t)(4 * cols); \
-  cfg[48] = (uint8_t)rows, cfg[49] = (uint8_t)rows, cfg[50] = (uint8_t)groups;       \
-  _tile_loadconfig(cfg);                                                              \
-  _tile_loadd(0, dst, 64);                                           \
-  _tile_loadd(1, a, 64);                                             \
-  _tile_loadd(2, b, 64);                                             \
-  _tile_dpbssd(0, 1, 2);                                             \
-  _tile_stored(0, dst, 64);                                          \
+  cfg[48] = (uint8_t)rows, cfg[49] = (uint8_t)rows, cfg[50] = (uint8_t)groups;                   \
+  _tile_loadconfig(cfg);                                                                         \
+  _tile_loadd(0, dst, 64);                                                                       \
+  _tile_loadd(1, a, 64);                                                                         \
+  _tile_loadd(2, b, 64);                                                                         \
+  _tile_dpbssd(0, 1, 2);                                                                         \
+  _tile_stored(0, dst, 64);                                                                      \
   _tile_release()
 
 #define HW_VNNI __attribute__((target("avx512vnni,avx512f,avx512bw,avx512dq,avx512vl")))
@@ -51,8 +51,8 @@ static __attribute__((target("avxvnni,avx2"))) void hw_dpbusd_avx(int32_t out[8]
   DPBUSD_AVX_BODY;
 }
 static __attribute__((target("amx-tile,amx-int8"))) void hw_tdpbssd(int32_t dst[16][16], const int8_t a[16][64],
-                                                                   const int8_t b[16][64], int rows, int groups,
-                                                                   int cols) {
+                                                                    const int8_t b[16][64], int rows, int groups,
+                                                                    int cols) {
   TDPBSSD_BODY;
 }
 
@@ -108,7 +108,8 @@ static void check_dpbusd(int have_512, int have_256) {
     EXPECT(memcmp(out, hw, sizeof out) == 0, "vpdpbusd: hardware and emulation differ on the cases");
   }
   emu_dpbusd_avx(out, src, a, b);
-  for (int i = 0; i < 8; ++i) EXPECT(out[i] == kDpCases[i % nd].want, "vpdpbusd (VEX) %s: %d", kDpCases[i % nd].what, out[i]);
+  for (int i = 0; i < 8; ++i)
+    EXPECT(out[i] == kDpCases[i % nd].want, "vpdpbusd (VEX) %s: %d", kDpCases[i % nd].what, out[i]);
   if (have_256) {
     hw_dpbusd_avx(hw, src, a, b);
     EXPECT(memcmp(out, hw, 8 * sizeof(int32_t)) == 0, "vpdpbusd (VEX): hardware and emulation differ on the cases");
@@ -117,10 +118,10 @@ static void check_dpbusd(int have_512, int have_256) {
 
 // VCVTPS2DQ, VPMOVDB and a masked VPGATHERDD of hand values.
 static void check_convert(int have_512) {
-  const float f[16] = {2.5f, -2.5f, 3.5f, -0.5f, 126.5f, 1e10f, -3e9f, INFINITY,
-                       -INFINITY, NAN, 2147483520.0f, -2147483648.0f, 0.0f, -0.0f, 1.5f, -129.4f};
-  const int32_t want[16] = {2, -2, 4, 0, 126, INT32_MIN, INT32_MIN, INT32_MIN,
-                            INT32_MIN, INT32_MIN, 2147483520, INT32_MIN, 0, 0, 2, -129};
+  const float f[16] = {2.5f,      -2.5f, 3.5f,          -0.5f,          126.5f, 1e10f, -3e9f, INFINITY,
+                       -INFINITY, NAN,   2147483520.0f, -2147483648.0f, 0.0f,   -0.0f, 1.5f,  -129.4f};
+  const int32_t want[16] = {2,         -2,        4,          0,         126, INT32_MIN, INT32_MIN, INT32_MIN,
+                            INT32_MIN, INT32_MIN, 2147483520, INT32_MIN, 0,   0,         2,         -129};
   const int8_t want_narrow[16] = {2, -2, 4, 0, 126, 0, 0, 0, 0, 0, -128, 0, 0, 0, 2, 127};  // the low bytes
   int32_t idx[16], table[32], out[16], gathered[16], hw[16], hw_gathered[16];
   int8_t narrow[16], hw_narrow[16];

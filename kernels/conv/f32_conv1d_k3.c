@@ -33,8 +33,8 @@ static void im2col(float* restrict cols, const float* restrict x, int64_t Cin, i
   }
 }
 
-static void conv(float* y, const float* x, const float* w, const float* b, float* scratch, int64_t Cin,
-                 int64_t Cout, int64_t Tin, int64_t t0, int64_t Tout, int64_t stride, int epi) {
+static void conv(float* y, const float* x, const float* w, const float* b, float* scratch, int64_t Cin, int64_t Cout,
+                 int64_t Tin, int64_t t0, int64_t Tout, int64_t stride, int epi) {
   if (Tout <= 0 || Cout <= 0) return;
   // Blocks of BLOCK frames; a remainder of up to BLOCK + 1 goes whole, so no block but a
   // single-frame call has one row (M == 1 would take the GEMM's other rounding; blocks of 2 or
@@ -42,7 +42,8 @@ static void conv(float* y, const float* x, const float* w, const float* b, float
   for (int64_t t = 0; t < Tout;) {
     const int64_t rows = Tout - t <= CKW_F32_CONV1D_K3_BLOCK + 1 ? Tout - t : CKW_F32_CONV1D_K3_BLOCK;
     im2col(scratch, x, Cin, Tin, t0 + t, rows, stride);
-    ckw_f32_gemm_nt_core(y + t * Cout, scratch, w, b, NULL, NULL, 0, rows, Cout, Cin * 3, Cout, epi | CKW_GEMM_ONE_ROW_DOT);
+    ckw_f32_gemm_nt_core(y + t * Cout, scratch, w, b, NULL, NULL, 0, rows, Cout, Cin * 3, Cout,
+                         epi | CKW_GEMM_ONE_ROW_DOT);
     t += rows;
   }
 }

@@ -32,7 +32,9 @@ def conv(x, w, b, stride, gelu):
 
 
 def reference(x, w, b, stride, gelu):
-    t = lambda a: torch.from_numpy(a.astype(np.float64))  # noqa: E731
+    def t(a):
+        return torch.from_numpy(a.astype(np.float64))
+
     y = F.conv1d(t(x)[None], t(w), t(b), stride=stride, padding=1)[0]
     return (F.gelu(y) if gelu else y).T.numpy()
 
@@ -43,12 +45,23 @@ class ConvTest(unittest.TestCase):
         for name in ("f32_conv1d_k3", "f32_conv1d_k3_gelu"):
             c = LIB.tol_c(name)
             gelu = name.endswith("gelu")
-            for cin, cout, tin, stride in [(80, 64, 300, 1), (64, 64, 300, 2), (3, 5, 1, 1), (7, 9, 2, 2), (5, 33, 31, 2)]:
+            for cin, cout, tin, stride in [
+                (80, 64, 300, 1),
+                (64, 64, 300, 2),
+                (3, 5, 1, 1),
+                (7, 9, 2, 2),
+                (5, 33, 31, 2),
+            ]:
                 x = kt.f32(rng.standard_normal((cin, tin)))
                 w = kt.f32(rng.standard_normal((cout, cin, 3)))
                 b = kt.f32(rng.standard_normal(cout))
-                tolerance.assert_close(conv(x, w, b, stride, gelu), reference(x, w, b, stride, gelu), c, 3 * cin,
-                                       f"{name} {cin}->{cout} T={tin} s={stride}")
+                tolerance.assert_close(
+                    conv(x, w, b, stride, gelu),
+                    reference(x, w, b, stride, gelu),
+                    c,
+                    3 * cin,
+                    f"{name} {cin}->{cout} T={tin} s={stride}",
+                )
 
     def test_whisper_stem(self):
         # mel [n_mels, 2T] -> conv1+GELU (token-major [2T, d]) -> transpose -> conv2+GELU -> [T, d]

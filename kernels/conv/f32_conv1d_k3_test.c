@@ -74,7 +74,7 @@ static int check(int64_t Cin, int64_t Cout, int64_t Tin, int64_t stride, int64_t
 
 int main(void) {
   // Cin, Cout, Tin, stride, frames beyond torch's Tout
-  const int64_t cases[][5] = {{80, 48, 300, 1, 0}, {48, 48, 300, 2, 0}, {5, 7, 1, 1, 0}, {3, 17, 2, 2, 0},
+  const int64_t cases[][5] = {{80, 48, 300, 1, 0}, {48, 48, 300, 2, 0}, {5, 7, 1, 1, 0},   {3, 17, 2, 2, 0},
                               {7, 33, 31, 2, 0},   {1, 1, 5, 1, 0},     {13, 20, 9, 2, 2}, {6, 9, 4, 1, 1},
                               {16, 24, 1160, 2, 0}};  // 580 frames: blocks of 288 and a remainder
   int fails = 0, n = 0;

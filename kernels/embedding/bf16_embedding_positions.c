@@ -8,10 +8,9 @@ int ckw_bf16_embedding_positions(float* restrict y, const int32_t* restrict toke
   CKW_EMBEDDING_POSITIONS_BODY(y, tokens, table, positions, NULL, B, T, D, vocab, n_ctx, offset, ckw_bf16_to_f32);
 }
 
-int ckw_bf16_embedding_positions_rows(float* restrict y, const int32_t* restrict tokens,
-                                      const uint16_t* restrict table, const float* restrict positions,
-                                      const int32_t* restrict pos, int64_t B, int64_t T, int64_t D, int64_t vocab,
-                                      int64_t n_ctx) {
+int ckw_bf16_embedding_positions_rows(float* restrict y, const int32_t* restrict tokens, const uint16_t* restrict table,
+                                      const float* restrict positions, const int32_t* restrict pos, int64_t B,
+                                      int64_t T, int64_t D, int64_t vocab, int64_t n_ctx) {
   CKW_EMBEDDING_POSITIONS_BODY(y, tokens, table, positions, pos, B, T, D, vocab, n_ctx, 0, ckw_bf16_to_f32);
 }
 

@@ -20,10 +20,9 @@ extern "C" {
 int ckw_bf16_embedding_positions(float* restrict y, const int32_t* restrict tokens, const uint16_t* restrict table,
                                  const float* restrict positions, int64_t B, int64_t T, int64_t D, int64_t vocab,
                                  int64_t n_ctx, int64_t offset);
-int ckw_bf16_embedding_positions_rows(float* restrict y, const int32_t* restrict tokens,
-                                      const uint16_t* restrict table, const float* restrict positions,
-                                      const int32_t* restrict pos, int64_t B, int64_t T, int64_t D, int64_t vocab,
-                                      int64_t n_ctx);
+int ckw_bf16_embedding_positions_rows(float* restrict y, const int32_t* restrict tokens, const uint16_t* restrict table,
+                                      const float* restrict positions, const int32_t* restrict pos, int64_t B,
+                                      int64_t T, int64_t D, int64_t vocab, int64_t n_ctx);
 // The message of a CKW_EMBEDDING_* code (both kernels).
 const char* ckw_bf16_embedding_positions_strerror(int code);
 

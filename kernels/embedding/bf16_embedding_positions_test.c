@@ -29,7 +29,8 @@ int main(void) {
         ++fails;
       }
     }
-  fails += EMBEDDING_BAD_INPUT_FAILURES(ckw_bf16_embedding_positions, ckw_bf16_embedding_positions_strerror, y, table, pos);
+  fails +=
+      EMBEDDING_BAD_INPUT_FAILURES(ckw_bf16_embedding_positions, ckw_bf16_embedding_positions_strerror, y, table, pos);
   // One position per sequence: each sequence's rows are the scalar-offset kernel's at offset pos[b].
   fails += EMBEDDING_ROWS_MATCH_FAILURES(ckw_bf16_embedding_positions_rows, ckw_bf16_embedding_positions, y, per_seq,
                                          table, pos);

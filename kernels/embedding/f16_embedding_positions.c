@@ -3,8 +3,8 @@
 #include "kernels/common/f16.h"
 
 int ckw_f16_embedding_positions(float* restrict y, const int32_t* restrict tokens, const uint16_t* restrict table,
-                                 const float* restrict positions, int64_t B, int64_t T, int64_t D, int64_t vocab,
-                                 int64_t n_ctx, int64_t offset) {
+                                const float* restrict positions, int64_t B, int64_t T, int64_t D, int64_t vocab,
+                                int64_t n_ctx, int64_t offset) {
   CKW_EMBEDDING_POSITIONS_BODY(y, tokens, table, positions, NULL, B, T, D, vocab, n_ctx, offset, ckw_f16_to_f32);
 }
 

@@ -18,8 +18,8 @@ extern "C" {
 #endif
 
 int ckw_f16_embedding_positions(float* restrict y, const int32_t* restrict tokens, const uint16_t* restrict table,
-                                 const float* restrict positions, int64_t B, int64_t T, int64_t D, int64_t vocab,
-                                 int64_t n_ctx, int64_t offset);
+                                const float* restrict positions, int64_t B, int64_t T, int64_t D, int64_t vocab,
+                                int64_t n_ctx, int64_t offset);
 int ckw_f16_embedding_positions_rows(float* restrict y, const int32_t* restrict tokens, const uint16_t* restrict table,
                                      const float* restrict positions, const int32_t* restrict pos, int64_t B, int64_t T,
                                      int64_t D, int64_t vocab, int64_t n_ctx);

@@ -29,12 +29,13 @@ int main(void) {
         ++fails;
       }
     }
-  fails += EMBEDDING_BAD_INPUT_FAILURES(ckw_f16_embedding_positions, ckw_f16_embedding_positions_strerror, y, table, pos);
+  fails +=
+      EMBEDDING_BAD_INPUT_FAILURES(ckw_f16_embedding_positions, ckw_f16_embedding_positions_strerror, y, table, pos);
   // One position per sequence: each sequence's rows are the scalar-offset kernel's at offset pos[b].
   fails += EMBEDDING_ROWS_MATCH_FAILURES(ckw_f16_embedding_positions_rows, ckw_f16_embedding_positions, y, per_seq,
                                          table, pos);
-  fails += EMBEDDING_ROWS_BAD_INPUT_FAILURES(ckw_f16_embedding_positions_rows, ckw_f16_embedding_positions_strerror,
-                                             y, table, pos);
+  fails += EMBEDDING_ROWS_BAD_INPUT_FAILURES(ckw_f16_embedding_positions_rows, ckw_f16_embedding_positions_strerror, y,
+                                             table, pos);
   printf("f16_embedding_positions: %d failures\n", fails);
   return fails != 0;
 }

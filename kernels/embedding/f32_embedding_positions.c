@@ -7,8 +7,8 @@ int ckw_f32_embedding_positions(float* restrict y, const int32_t* restrict token
 }
 
 int ckw_f32_embedding_positions_rows(float* restrict y, const int32_t* restrict tokens, const float* restrict table,
-                                     const float* restrict positions, const int32_t* restrict pos, int64_t B,
-                                     int64_t T, int64_t D, int64_t vocab, int64_t n_ctx) {
+                                     const float* restrict positions, const int32_t* restrict pos, int64_t B, int64_t T,
+                                     int64_t D, int64_t vocab, int64_t n_ctx) {
   CKW_EMBEDDING_POSITIONS_BODY(y, tokens, table, positions, pos, B, T, D, vocab, n_ctx, 0, ckw_embedding_f32);
 }
 

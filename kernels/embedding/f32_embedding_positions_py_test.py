@@ -15,8 +15,18 @@ F = LIB.ckw_f32_embedding_positions
 def run(tokens, table, pos, offset, t=None):
     t = len(tokens) if t is None else t
     y = np.full((max(t, 1), table.shape[1]), -7.0, np.float32)
-    rc = F(kt.ptr(y), kt.ptr(tokens), kt.ptr(table), kt.ptr(pos), 1, t, table.shape[1], table.shape[0], pos.shape[0],
-           offset)
+    rc = F(
+        kt.ptr(y),
+        kt.ptr(tokens),
+        kt.ptr(table),
+        kt.ptr(pos),
+        1,
+        t,
+        table.shape[1],
+        table.shape[0],
+        pos.shape[0],
+        offset,
+    )
     return rc, y
 
 
@@ -30,7 +40,7 @@ class EmbeddingTest(unittest.TestCase):
             for offset in (0, 17, 444):
                 rc, y = run(tokens, table, pos, offset)
                 self.assertEqual(rc, 0)
-                np.testing.assert_array_equal(y, table[tokens] + pos[offset:offset + 4])
+                np.testing.assert_array_equal(y, table[tokens] + pos[offset : offset + 4])
 
     def test_errors_leave_y_untouched(self):
         table = kt.f32(np.ones((10, 4)))

@@ -32,12 +32,13 @@ int main(void) {
         fprintf(stderr, "3 sequences: rc=%d, row %d col %d differs\n", rc, i, d);
         ++fails;
       }
-  fails += EMBEDDING_BAD_INPUT_FAILURES(ckw_f32_embedding_positions, ckw_f32_embedding_positions_strerror, y, table, pos);
+  fails +=
+      EMBEDDING_BAD_INPUT_FAILURES(ckw_f32_embedding_positions, ckw_f32_embedding_positions_strerror, y, table, pos);
   // One position per sequence: each sequence's rows are the scalar-offset kernel's at offset pos[b].
   fails += EMBEDDING_ROWS_MATCH_FAILURES(ckw_f32_embedding_positions_rows, ckw_f32_embedding_positions, y, per_seq,
                                          table, pos);
-  fails += EMBEDDING_ROWS_BAD_INPUT_FAILURES(ckw_f32_embedding_positions_rows, ckw_f32_embedding_positions_strerror,
-                                             y, table, pos);
+  fails += EMBEDDING_ROWS_BAD_INPUT_FAILURES(ckw_f32_embedding_positions_rows, ckw_f32_embedding_positions_strerror, y,
+                                             table, pos);
   printf("embedding_positions: %d failures\n", fails);
   return fails != 0;
 }

@@ -18,8 +18,8 @@ static int embed_(float* restrict y, const int32_t* restrict tokens, const int8_
 }
 
 int ckw_i8_embedding_positions(float* restrict y, const int32_t* restrict tokens, const int8_t* restrict table,
-                               const float* restrict table_scale, const float* restrict positions, int64_t B,
-                               int64_t T, int64_t D, int64_t vocab, int64_t n_ctx, int64_t offset) {
+                               const float* restrict table_scale, const float* restrict positions, int64_t B, int64_t T,
+                               int64_t D, int64_t vocab, int64_t n_ctx, int64_t offset) {
   return embed_(y, tokens, table, table_scale, positions, NULL, B, T, D, vocab, n_ctx, offset);
 }
 

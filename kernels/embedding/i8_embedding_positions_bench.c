@@ -24,8 +24,10 @@ int main(int argc, char** argv) {
   double t8, t32;
   const int64_t Ts[2] = {448, 1};
   for (int c = 0; c < 2; ++c) {
-    CKW_BENCH_BEST(t8, bench ? 50 : 1, rc |= ckw_i8_embedding_positions(y, tok, table, scale, pos, 1, Ts[c], D, V, NCTX, 0));
-    CKW_BENCH_BEST(t32, bench ? 50 : 1, rc |= ckw_f32_embedding_positions(y, tok, table32, pos, 1, Ts[c], D, V, NCTX, 0));
+    CKW_BENCH_BEST(t8, bench ? 50 : 1,
+                   rc |= ckw_i8_embedding_positions(y, tok, table, scale, pos, 1, Ts[c], D, V, NCTX, 0));
+    CKW_BENCH_BEST(t32, bench ? 50 : 1,
+                   rc |= ckw_f32_embedding_positions(y, tok, table32, pos, 1, Ts[c], D, V, NCTX, 0));
     if (bench)
       printf("embedding_positions T=%-4lld D=%lld: i8 table %8.2f us, f32 table %8.2f us\n", (long long)Ts[c],
              (long long)D, t8 * 1e6, t32 * 1e6);
@@ -35,8 +37,8 @@ int main(int argc, char** argv) {
   CKW_BENCH_BEST(t32, bench ? 50 : 1,
                  rc |= ckw_f32_embedding_positions_rows(y, tok, table32, pos, seq_pos, 64, 1, D, V, NCTX));
   if (bench)
-    printf("embedding_positions_rows B=64 T=1 D=%lld: i8 table %8.2f us, f32 table %8.2f us\n", (long long)D,
-           t8 * 1e6, t32 * 1e6);
+    printf("embedding_positions_rows B=64 T=1 D=%lld: i8 table %8.2f us, f32 table %8.2f us\n", (long long)D, t8 * 1e6,
+           t32 * 1e6);
   if (rc) fprintf(stderr, "unexpected error %d: %s\n", rc, ckw_i8_embedding_positions_strerror(rc));
   free(table), free(scale), free(table32), free(pos), free(y);
   if (!bench) printf("smoke run ok (pass --benchmark for the table)\n");

@@ -1,10 +1,9 @@
-// ckw_bf16w_gemm_nt (op kind "logits"): y = x W^T without bias; with W = the bf16 token-embedding table [vocab, d] this is
-// Whisper's tied-embedding logits.
-// x [M, K] and y [M, N] (rows ldy >= N floats apart) fp32; w [N, K] bf16 (uint16_t bit patterns, the top half of an
-// fp32 rounded to nearest even; row-major as in the checkpoint); any M, N, K >= 0. Numerics per ISA path:
-// kernels/common/bf16w_gemm_nt_core.h. The un-suffixed entry picks the best ISA at run time; the suffixed ones are
-// for tests.
-// rows_alone: 0, or nonzero for each row's bits as a call with that row alone, any M (the map's attr).
+// ckw_bf16w_gemm_nt (op kind "logits"): y = x W^T without bias; with W = the bf16 token-embedding table [vocab, d] this
+// is Whisper's tied-embedding logits. x [M, K] and y [M, N] (rows ldy >= N floats apart) fp32; w [N, K] bf16 (uint16_t
+// bit patterns, the top half of an fp32 rounded to nearest even; row-major as in the checkpoint); any M, N, K >= 0.
+// Numerics per ISA path: kernels/common/bf16w_gemm_nt_core.h. The un-suffixed entry picks the best ISA at run time; the
+// suffixed ones are for tests. rows_alone: 0, or nonzero for each row's bits as a call with that row alone, any M (the
+// map's attr).
 #ifndef CKW_KERNELS_GEMM_BF16W_GEMM_NT_H_
 #define CKW_KERNELS_GEMM_BF16W_GEMM_NT_H_
 
@@ -14,12 +13,19 @@
 extern "C" {
 #endif
 
-void ckw_bf16w_gemm_nt(float* restrict y, const float* restrict x, const uint16_t* restrict w, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
-void ckw_bf16w_gemm_nt__scalar(float* restrict y, const float* restrict x, const uint16_t* restrict w, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
-void ckw_bf16w_gemm_nt__avx2(float* restrict y, const float* restrict x, const uint16_t* restrict w, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
-void ckw_bf16w_gemm_nt__avx512(float* restrict y, const float* restrict x, const uint16_t* restrict w, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
-void ckw_bf16w_gemm_nt__avx512bf16(float* restrict y, const float* restrict x, const uint16_t* restrict w, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
-void ckw_bf16w_gemm_nt__amx(float* restrict y, const float* restrict x, const uint16_t* restrict w, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
+void ckw_bf16w_gemm_nt(float* restrict y, const float* restrict x, const uint16_t* restrict w, float* restrict scratch,
+                       int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
+void ckw_bf16w_gemm_nt__scalar(float* restrict y, const float* restrict x, const uint16_t* restrict w,
+                               float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
+void ckw_bf16w_gemm_nt__avx2(float* restrict y, const float* restrict x, const uint16_t* restrict w,
+                             float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
+void ckw_bf16w_gemm_nt__avx512(float* restrict y, const float* restrict x, const uint16_t* restrict w,
+                               float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
+void ckw_bf16w_gemm_nt__avx512bf16(float* restrict y, const float* restrict x, const uint16_t* restrict w,
+                                   float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy,
+                                   int rows_alone);
+void ckw_bf16w_gemm_nt__amx(float* restrict y, const float* restrict x, const uint16_t* restrict w,
+                            float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
 
 #ifdef __cplusplus
 }

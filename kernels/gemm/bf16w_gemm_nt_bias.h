@@ -13,12 +13,24 @@
 extern "C" {
 #endif
 
-void ckw_bf16w_gemm_nt_bias(float* restrict y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
-void ckw_bf16w_gemm_nt_bias__scalar(float* restrict y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
-void ckw_bf16w_gemm_nt_bias__avx2(float* restrict y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
-void ckw_bf16w_gemm_nt_bias__avx512(float* restrict y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
-void ckw_bf16w_gemm_nt_bias__avx512bf16(float* restrict y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
-void ckw_bf16w_gemm_nt_bias__amx(float* restrict y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
+void ckw_bf16w_gemm_nt_bias(float* restrict y, const float* restrict x, const uint16_t* restrict w,
+                            const float* restrict b, float* restrict scratch, int64_t M, int64_t N, int64_t K,
+                            int64_t ldy, int rows_alone);
+void ckw_bf16w_gemm_nt_bias__scalar(float* restrict y, const float* restrict x, const uint16_t* restrict w,
+                                    const float* restrict b, float* restrict scratch, int64_t M, int64_t N, int64_t K,
+                                    int64_t ldy, int rows_alone);
+void ckw_bf16w_gemm_nt_bias__avx2(float* restrict y, const float* restrict x, const uint16_t* restrict w,
+                                  const float* restrict b, float* restrict scratch, int64_t M, int64_t N, int64_t K,
+                                  int64_t ldy, int rows_alone);
+void ckw_bf16w_gemm_nt_bias__avx512(float* restrict y, const float* restrict x, const uint16_t* restrict w,
+                                    const float* restrict b, float* restrict scratch, int64_t M, int64_t N, int64_t K,
+                                    int64_t ldy, int rows_alone);
+void ckw_bf16w_gemm_nt_bias__avx512bf16(float* restrict y, const float* restrict x, const uint16_t* restrict w,
+                                        const float* restrict b, float* restrict scratch, int64_t M, int64_t N,
+                                        int64_t K, int64_t ldy, int rows_alone);
+void ckw_bf16w_gemm_nt_bias__amx(float* restrict y, const float* restrict x, const uint16_t* restrict w,
+                                 const float* restrict b, float* restrict scratch, int64_t M, int64_t N, int64_t K,
+                                 int64_t ldy, int rows_alone);
 
 #ifdef __cplusplus
 }

@@ -19,8 +19,21 @@ SCRATCH = np.zeros(1 << 18, np.float32)
 
 class Bf16RoundingTest(unittest.TestCase):
     def test_round_to_nearest_even_and_specials(self):
-        bits = np.array([0x3F808000, 0x3F818000, 0x3F808001, 0x7F7FFFFF, 0x7F800000, 0xFF800000, 0x80000000,
-                         0x00000001, 0x7FC00001, 0x7F800001], np.uint32)
+        bits = np.array(
+            [
+                0x3F808000,
+                0x3F818000,
+                0x3F808001,
+                0x7F7FFFFF,
+                0x7F800000,
+                0xFF800000,
+                0x80000000,
+                0x00000001,
+                0x7FC00001,
+                0x7F800001,
+            ],
+            np.uint32,
+        )
         want = np.array([0x3F80, 0x3F82, 0x3F81, 0x7F80, 0x7F80, 0xFF80, 0x8000, 0x0000, 0x7FC0, 0x7FC0], np.uint16)
         np.testing.assert_array_equal(kt.bf16_from_f32(bits.view(np.float32)), want)
         self.assertTrue(np.isnan(kt.f32_from_bf16(np.array([0x7FC0], np.uint16))[0]))
@@ -63,8 +76,9 @@ class Bf16wGemmTest(unittest.TestCase):
     def test_a_wrong_weight_dtype_is_refused(self):
         w = np.zeros((3, 4), np.float32)  # fp32 where the map says bf16
         with self.assertRaises(Exception):
-            BF16.ckw_bf16w_gemm_nt(np.empty((1, 3), np.float32), np.zeros((1, 4), np.float32), w, SCRATCH,
-                                   1, 3, 4, 3, 0)
+            BF16.ckw_bf16w_gemm_nt(
+                np.empty((1, 3), np.float32), np.zeros((1, 4), np.float32), w, SCRATCH, 1, 3, 4, 3, 0
+            )
 
 
 if __name__ == "__main__":

@@ -12,5 +12,8 @@
 #include "kernels/common/gemm_nt_entries.inc"
 
 #define ISA_ENTRIES_(isa, unused) GEMM_NT_ENTRIES(__##isa)
+// Macro instantiations: clang-format would join and indent them as one statement.
+// clang-format off
 CKW_F16W_GEMM_NT_CORE_ISAS(ISA_ENTRIES_, _)
 GEMM_NT_ENTRIES()
+// clang-format on

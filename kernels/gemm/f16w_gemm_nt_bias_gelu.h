@@ -13,10 +13,18 @@
 extern "C" {
 #endif
 
-void ckw_f16w_gemm_nt_bias_gelu(float* restrict y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
-void ckw_f16w_gemm_nt_bias_gelu__scalar(float* restrict y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
-void ckw_f16w_gemm_nt_bias_gelu__avx2(float* restrict y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
-void ckw_f16w_gemm_nt_bias_gelu__avx512(float* restrict y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
+void ckw_f16w_gemm_nt_bias_gelu(float* restrict y, const float* restrict x, const uint16_t* restrict w,
+                                const float* restrict b, float* restrict scratch, int64_t M, int64_t N, int64_t K,
+                                int64_t ldy, int rows_alone);
+void ckw_f16w_gemm_nt_bias_gelu__scalar(float* restrict y, const float* restrict x, const uint16_t* restrict w,
+                                        const float* restrict b, float* restrict scratch, int64_t M, int64_t N,
+                                        int64_t K, int64_t ldy, int rows_alone);
+void ckw_f16w_gemm_nt_bias_gelu__avx2(float* restrict y, const float* restrict x, const uint16_t* restrict w,
+                                      const float* restrict b, float* restrict scratch, int64_t M, int64_t N, int64_t K,
+                                      int64_t ldy, int rows_alone);
+void ckw_f16w_gemm_nt_bias_gelu__avx512(float* restrict y, const float* restrict x, const uint16_t* restrict w,
+                                        const float* restrict b, float* restrict scratch, int64_t M, int64_t N,
+                                        int64_t K, int64_t ldy, int rows_alone);
 
 #ifdef __cplusplus
 }

@@ -1,10 +1,9 @@
-// ckw_f16w_gemm_nt_bias_residual (op kind "linear_residual"): y = r + x W^T + b. b may be NULL. y may be the very same buffer as r
-// (in-place residual stream update); no other overlap is allowed.
-// x [M, K] and y [M, N] (rows ldy >= N floats apart) fp32; w [N, K] IEEE f16 (uint16_t bit patterns, widened exactly;
-// row-major as in the checkpoint); any M, N, K >= 0. Numerics per ISA path:
-// kernels/common/f16w_gemm_nt_core.h. The un-suffixed entry picks the best ISA at run time; the suffixed ones are
-// for tests.
-// rows_alone: 0, or nonzero for each row's bits as a call with that row alone, any M (the map's attr).
+// ckw_f16w_gemm_nt_bias_residual (op kind "linear_residual"): y = r + x W^T + b. b may be NULL. y may be the very same
+// buffer as r (in-place residual stream update); no other overlap is allowed. x [M, K] and y [M, N] (rows ldy >= N
+// floats apart) fp32; w [N, K] IEEE f16 (uint16_t bit patterns, widened exactly; row-major as in the checkpoint); any
+// M, N, K >= 0. Numerics per ISA path: kernels/common/f16w_gemm_nt_core.h. The un-suffixed entry picks the best ISA at
+// run time; the suffixed ones are for tests. rows_alone: 0, or nonzero for each row's bits as a call with that row
+// alone, any M (the map's attr).
 #ifndef CKW_KERNELS_GEMM_F16W_GEMM_NT_BIAS_RESIDUAL_H_
 #define CKW_KERNELS_GEMM_F16W_GEMM_NT_BIAS_RESIDUAL_H_
 
@@ -14,10 +13,18 @@
 extern "C" {
 #endif
 
-void ckw_f16w_gemm_nt_bias_residual(float* y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, const float* r, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
-void ckw_f16w_gemm_nt_bias_residual__scalar(float* y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, const float* r, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
-void ckw_f16w_gemm_nt_bias_residual__avx2(float* y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, const float* r, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
-void ckw_f16w_gemm_nt_bias_residual__avx512(float* y, const float* restrict x, const uint16_t* restrict w, const float* restrict b, const float* r, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
+void ckw_f16w_gemm_nt_bias_residual(float* y, const float* restrict x, const uint16_t* restrict w,
+                                    const float* restrict b, const float* r, float* restrict scratch, int64_t M,
+                                    int64_t N, int64_t K, int64_t ldy, int rows_alone);
+void ckw_f16w_gemm_nt_bias_residual__scalar(float* y, const float* restrict x, const uint16_t* restrict w,
+                                            const float* restrict b, const float* r, float* restrict scratch, int64_t M,
+                                            int64_t N, int64_t K, int64_t ldy, int rows_alone);
+void ckw_f16w_gemm_nt_bias_residual__avx2(float* y, const float* restrict x, const uint16_t* restrict w,
+                                          const float* restrict b, const float* r, float* restrict scratch, int64_t M,
+                                          int64_t N, int64_t K, int64_t ldy, int rows_alone);
+void ckw_f16w_gemm_nt_bias_residual__avx512(float* y, const float* restrict x, const uint16_t* restrict w,
+                                            const float* restrict b, const float* r, float* restrict scratch, int64_t M,
+                                            int64_t N, int64_t K, int64_t ldy, int rows_alone);
 
 #ifdef __cplusplus
 }

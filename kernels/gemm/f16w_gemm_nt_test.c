@@ -54,8 +54,8 @@ static int check_conversions(void) {
     float f;
     uint16_t h;
   } cases[] = {{1.0f + 0x1p-11f, 0x3c00}, {1.0f + 0x3p-11f, 0x3c02}, {65504.0f, 0x7bff}, {65519.0f, 0x7bff},
-               {65520.0f, 0x7c00}, {0x1p-24f, 0x0001}, {0x1p-25f, 0x0000}, {0x3p-25f, 0x0002}, {-0x1p-14f, 0x8400},
-               {0x1.ffcp-15f, 0x0400}};
+               {65520.0f, 0x7c00},        {0x1p-24f, 0x0001},        {0x1p-25f, 0x0000}, {0x3p-25f, 0x0002},
+               {-0x1p-14f, 0x8400},       {0x1.ffcp-15f, 0x0400}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
     if (ckw_f32_to_f16(cases[i].f) != cases[i].h) {
       fprintf(stderr, "ckw_f32_to_f16(%a) = 0x%04x, want 0x%04x\n", cases[i].f, ckw_f32_to_f16(cases[i].f), cases[i].h);
@@ -102,16 +102,24 @@ int main(void) {
   int ok = check_conversions();
   // Not fused: the peer's bits carry f32_gemm_nt_test's chain and row checks.
   const gemm_test_isa isas[] = {
-#define ISA(I)                                                                                                       \
-  {.isa = #I, .available = ckw_cpu_has_##I(), .peer = ckw_f32_gemm_nt_core__##I,                                     \
-   .core = ckw_f16w_gemm_nt_core__##I, GEMM_TEST_ENTRIES(ckw_f16w_gemm_nt, __##I)},
+#define ISA(I)                         \
+  {.isa = #I,                          \
+   .available = ckw_cpu_has_##I(),     \
+   .peer = ckw_f32_gemm_nt_core__##I,  \
+   .core = ckw_f16w_gemm_nt_core__##I, \
+   GEMM_TEST_ENTRIES(ckw_f16w_gemm_nt, __##I)},
       CKW_F16W_GEMM_NT_ISAS(ISA)
 #undef ISA
-      {.isa = "dispatch", .available = 1, .peer = ckw_f32_gemm_nt_core, .core = ckw_f16w_gemm_nt_core,
-       GEMM_TEST_ENTRIES(ckw_f16w_gemm_nt, )},
+          {.isa = "dispatch",
+           .available = 1,
+           .peer = ckw_f32_gemm_nt_core,
+           .core = ckw_f16w_gemm_nt_core,
+           GEMM_TEST_ENTRIES(ckw_f16w_gemm_nt, )},
 #ifdef CKW_TEST_AVX512_EMULATION
       // vcvtph2ps stays real (F16C, which every AVX2 CPU here has).
-      {.isa = "avx512-emulated", .available = ckw_cpu_has_avx2(), .peer = ckw_f32_gemm_nt_core__avx512emu,
+      {.isa = "avx512-emulated",
+       .available = ckw_cpu_has_avx2(),
+       .peer = ckw_f32_gemm_nt_core__avx512emu,
        .core = ckw_f16w_gemm_nt_core__avx512emu,
        .same_bits = ckw_cpu_has_avx512() ? ckw_f16w_gemm_nt_core__avx512 : NULL},
 #endif

@@ -10,7 +10,10 @@
 #define GEMM_NT_CORE(sfx) ckw_f32_gemm_nt_core##sfx
 #include "kernels/common/gemm_nt_entries.inc"
 
+// Macro instantiations: clang-format would join and indent them as one statement.
+// clang-format off
 GEMM_NT_ENTRIES(__scalar)
 GEMM_NT_ENTRIES(__avx2)
 GEMM_NT_ENTRIES(__avx512)
 GEMM_NT_ENTRIES()
+// clang-format on

@@ -13,10 +13,14 @@
 extern "C" {
 #endif
 
-void ckw_f32_gemm_nt(float* restrict y, const float* restrict x, const float* restrict w, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
-void ckw_f32_gemm_nt__scalar(float* restrict y, const float* restrict x, const float* restrict w, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
-void ckw_f32_gemm_nt__avx2(float* restrict y, const float* restrict x, const float* restrict w, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
-void ckw_f32_gemm_nt__avx512(float* restrict y, const float* restrict x, const float* restrict w, float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
+void ckw_f32_gemm_nt(float* restrict y, const float* restrict x, const float* restrict w, float* restrict scratch,
+                     int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
+void ckw_f32_gemm_nt__scalar(float* restrict y, const float* restrict x, const float* restrict w,
+                             float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
+void ckw_f32_gemm_nt__avx2(float* restrict y, const float* restrict x, const float* restrict w, float* restrict scratch,
+                           int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
+void ckw_f32_gemm_nt__avx512(float* restrict y, const float* restrict x, const float* restrict w,
+                             float* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy, int rows_alone);
 
 #ifdef __cplusplus
 }

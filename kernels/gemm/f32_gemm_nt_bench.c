@@ -22,8 +22,8 @@ typedef void (*bias_fn)(float*, const float*, const float*, const float*, float*
 static float g_scratch[CKW_GEMM_PACK_BYTES / sizeof(float)];
 
 // Best-of-`reps` seconds for one call (min filters out the other tenants of the machine).
-static double time_call(bias_fn f, float* y, const float* x, const float* w, const float* b, int64_t M,
-                        int64_t N, int64_t K, int alone, int reps) {
+static double time_call(bias_fn f, float* y, const float* x, const float* w, const float* b, int64_t M, int64_t N,
+                        int64_t K, int alone, int reps) {
   double best = 1e30;
   for (int i = 0; i < reps; ++i) {
     double t0 = ckw_bench_now();
@@ -53,14 +53,22 @@ int main(int argc, char** argv) {
     int64_t M, N, K;
     int alone;  // rows_alone: the decode of many sequences, next to the same M without it
   } shapes[] = {
-      {"encoder qkv/out (tiny)", 1500, 384, 384, 0}, {"encoder fc1 (tiny)", 1500, 1536, 384, 0},
-      {"encoder fc2 (tiny)", 1500, 384, 1536, 0},   {"encoder fc1 (base)", 1500, 2048, 512, 0},
-      {"decode linear M=1", 1, 384, 384, 0},         {"decode fc1 M=1", 1, 1536, 384, 0},
-      {"prefill M=4", 4, 384, 384, 0},               {"logits M=1", 1, 51865, 384, 0},
-      {"decode fc1 M=16", 16, 1536, 384, 0},         {"decode fc1 M=16 alone", 16, 1536, 384, 1},
-      {"decode fc1 M=40", 40, 1536, 384, 0},         {"decode fc1 M=40 alone", 40, 1536, 384, 1},
-      {"decode fc1 M=64", 64, 1536, 384, 0},         {"decode fc1 M=64 alone", 64, 1536, 384, 1},
-      {"logits M=16", 16, 51865, 384, 0},            {"logits M=16 alone", 16, 51865, 384, 1},
+      {"encoder qkv/out (tiny)", 1500, 384, 384, 0},
+      {"encoder fc1 (tiny)", 1500, 1536, 384, 0},
+      {"encoder fc2 (tiny)", 1500, 384, 1536, 0},
+      {"encoder fc1 (base)", 1500, 2048, 512, 0},
+      {"decode linear M=1", 1, 384, 384, 0},
+      {"decode fc1 M=1", 1, 1536, 384, 0},
+      {"prefill M=4", 4, 384, 384, 0},
+      {"logits M=1", 1, 51865, 384, 0},
+      {"decode fc1 M=16", 16, 1536, 384, 0},
+      {"decode fc1 M=16 alone", 16, 1536, 384, 1},
+      {"decode fc1 M=40", 40, 1536, 384, 0},
+      {"decode fc1 M=40 alone", 40, 1536, 384, 1},
+      {"decode fc1 M=64", 64, 1536, 384, 0},
+      {"decode fc1 M=64 alone", 64, 1536, 384, 1},
+      {"logits M=16", 16, 51865, 384, 0},
+      {"logits M=16 alone", 16, 51865, 384, 1},
   };
   struct {
     const char* name;
@@ -70,7 +78,7 @@ int main(int argc, char** argv) {
 #define ISA(isa) {#isa, ckw_cpu_has_##isa(), ckw_f32_gemm_nt_bias__##isa},
       CKW_F32_GEMM_NT_ISAS(ISA)
 #undef ISA
-      {"gelu", 1, ckw_f32_gemm_nt_bias_gelu},
+          {"gelu", 1, ckw_f32_gemm_nt_bias_gelu},
       {"logits", 1, logits_adapter},
       {"per-block", 1, no_scratch_adapter},
   };

@@ -9,8 +9,12 @@ import torch
 from kernels.common import kernel_testing as kt
 from kernels.common import tolerance
 
-LIB = kt.Library(*(f"kernels/gemm/{m}.json" for m in ("f32_gemm_nt", "f32_gemm_nt_bias", "f32_gemm_nt_bias_gelu",
-                                                         "f32_gemm_nt_bias_residual")))
+LIB = kt.Library(
+    *(
+        f"kernels/gemm/{m}.json"
+        for m in ("f32_gemm_nt", "f32_gemm_nt_bias", "f32_gemm_nt_bias_gelu", "f32_gemm_nt_bias_residual")
+    )
+)
 
 
 cpu_isas = kt.cpu_isas

@@ -23,16 +23,25 @@ _Static_assert(CKW_F32_GEMM_NT_BIAS_TOLERANCE_C == CKW_F32_GEMM_NT_TOLERANCE_C &
 
 int main(void) {
   const gemm_test_isa isas[] = {
-#define ISA(I)                                                                                                       \
-  {.isa = #I, .available = ckw_cpu_has_##I(), .fused = strcmp(#I, "scalar") != 0,                                    \
-   .core = ckw_f32_gemm_nt_core__##I, GEMM_TEST_ENTRIES(ckw_f32_gemm_nt, __##I)},
+#define ISA(I)                         \
+  {.isa = #I,                          \
+   .available = ckw_cpu_has_##I(),     \
+   .fused = strcmp(#I, "scalar") != 0, \
+   .core = ckw_f32_gemm_nt_core__##I,  \
+   GEMM_TEST_ENTRIES(ckw_f32_gemm_nt, __##I)},
       CKW_F32_GEMM_NT_ISAS(ISA)
 #undef ISA
-      {.isa = "dispatch", .available = 1, .fused = ckw_cpu_has_avx2(), .core = ckw_f32_gemm_nt_core,
-       GEMM_TEST_ENTRIES(ckw_f32_gemm_nt, )},
+          {.isa = "dispatch",
+           .available = 1,
+           .fused = ckw_cpu_has_avx2(),
+           .core = ckw_f32_gemm_nt_core,
+           GEMM_TEST_ENTRIES(ckw_f32_gemm_nt, )},
   // The *_avx512emu_test build: the AVX-512 template on kernels/common/avx512_emulation.h.
 #ifdef CKW_TEST_AVX512_EMULATION
-      {.isa = "avx512-emulated", .available = 1, .fused = 1, .core = ckw_f32_gemm_nt_core__avx512emu,
+      {.isa = "avx512-emulated",
+       .available = 1,
+       .fused = 1,
+       .core = ckw_f32_gemm_nt_core__avx512emu,
        .same_bits = ckw_cpu_has_avx512() ? ckw_f32_gemm_nt_core__avx512 : NULL},
 #endif
   };

@@ -19,12 +19,12 @@
 extern "C" {
 #endif
 
-#define CKW_I8W_GEMM_NT_PLAIN_(sfx)                                                                               \
-  void ckw_i8w_gemm_nt##sfx(float* restrict y, const float* restrict x, const int8_t* restrict w,                  \
+#define CKW_I8W_GEMM_NT_PLAIN_(sfx)                                                                                 \
+  void ckw_i8w_gemm_nt##sfx(float* restrict y, const float* restrict x, const int8_t* restrict w,                   \
                             const float* restrict w_scale, void* restrict scratch, int64_t M, int64_t N, int64_t K, \
                             int64_t ldy)
-#define CKW_I8W_GEMM_NT_BIAS_(kind, sfx)                                                                      \
-  void ckw_i8w_gemm_nt##kind##sfx(float* restrict y, const float* restrict x, const int8_t* restrict w,        \
+#define CKW_I8W_GEMM_NT_BIAS_(kind, sfx)                                                                          \
+  void ckw_i8w_gemm_nt##kind##sfx(float* restrict y, const float* restrict x, const int8_t* restrict w,           \
                                   const float* restrict w_scale, const float* restrict b, void* restrict scratch, \
                                   int64_t M, int64_t N, int64_t K, int64_t ldy)
 // y may be r (the residual stream updated in place): neither is restrict.
@@ -33,10 +33,10 @@ extern "C" {
                                           const float* restrict w_scale, const float* restrict b, const float* r, \
                                           void* restrict scratch, int64_t M, int64_t N, int64_t K, int64_t ldy)
 // The four kernels' entry points with suffix sfx: "" (dispatching) or __<isa>.
-#define CKW_I8W_GEMM_NT_DECLARE_(sfx)                                                                  \
-  CKW_I8W_GEMM_NT_PLAIN_(sfx);                                                                         \
-  CKW_I8W_GEMM_NT_BIAS_(_bias, sfx);                                                                   \
-  CKW_I8W_GEMM_NT_BIAS_(_bias_gelu, sfx);                                                              \
+#define CKW_I8W_GEMM_NT_DECLARE_(sfx)     \
+  CKW_I8W_GEMM_NT_PLAIN_(sfx);            \
+  CKW_I8W_GEMM_NT_BIAS_(_bias, sfx);      \
+  CKW_I8W_GEMM_NT_BIAS_(_bias_gelu, sfx); \
   CKW_I8W_GEMM_NT_RESIDUAL_(sfx)
 
 CKW_I8W_GEMM_NT_DECLARE_();

@@ -1,7 +1,7 @@
 // int8-weight GEMM benchmark: each ISA path of ckw_i8w_gemm_nt_bias (x quantized inside, so its
 // cost is in the figure) next to the bf16w and f16w engines' best paths on the same values, at
-// Whisper tiny's decode (M = 1, 5; 16 and 64 sequences in one step) and encoder (M = 1500) shapes. Under `bazel test` each shape
-// runs once on small sizes as a smoke test; with --benchmark it prints GFLOPS (2 M N K per call).
+// Whisper tiny's decode (M = 1, 5; 16 and 64 sequences in one step) and encoder (M = 1500) shapes. Under `bazel test`
+// each shape runs once on small sizes as a smoke test; with --benchmark it prints GFLOPS (2 M N K per call).
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,12 +27,10 @@ int main(int argc, char** argv) {
     const char* label;
     int64_t M, N, K;
   } shapes[] = {
-      {"decode qkv/out M=1", 1, 384, 384},     {"decode fc1 M=1", 1, 1536, 384},
-      {"decode fc2 M=1", 1, 384, 1536},        {"decode qkv/out M=5", 5, 384, 384},
-      {"decode fc1 M=5", 5, 1536, 384},        {"decode fc2 M=5", 5, 384, 1536},
-      {"encoder qkv/out", 1500, 384, 384},     {"encoder fc1", 1500, 1536, 384},
-      {"encoder fc2", 1500, 384, 1536},        {"logits M=1", 1, 51865, 384},
-      {"logits M=5", 5, 51865, 384},           {"decode fc1 M=16", 16, 1536, 384},
+      {"decode qkv/out M=1", 1, 384, 384}, {"decode fc1 M=1", 1, 1536, 384}, {"decode fc2 M=1", 1, 384, 1536},
+      {"decode qkv/out M=5", 5, 384, 384}, {"decode fc1 M=5", 5, 1536, 384}, {"decode fc2 M=5", 5, 384, 1536},
+      {"encoder qkv/out", 1500, 384, 384}, {"encoder fc1", 1500, 1536, 384}, {"encoder fc2", 1500, 384, 1536},
+      {"logits M=1", 1, 51865, 384},       {"logits M=5", 5, 51865, 384},    {"decode fc1 M=16", 16, 1536, 384},
       {"decode fc1 M=64", 64, 1536, 384},
   };
   const struct {
@@ -48,8 +46,9 @@ int main(int argc, char** argv) {
   if (bench) {
     printf("%-20s %5s %6s %5s %8s %8s", "shape (tiny)", "M", "N", "K", "bf16w", "f16w");
     for (int p = 0; p < npaths; ++p) printf(" %10s", paths[p].name);
-    printf("   (GFLOPS = 2MNK / thread CPU time, best of N, 1 thread; bf16w, f16w: their best path here; the rest: "
-           "i8w, x quantized inside)\n");
+    printf(
+        "   (GFLOPS = 2MNK / thread CPU time, best of N, 1 thread; bf16w, f16w: their best path here; the rest: "
+        "i8w, x quantized inside)\n");
   }
   int bad = 0;
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
@@ -73,11 +72,13 @@ int main(int argc, char** argv) {
     if (reps > 2000) reps = 2000;
     double t;
     if (bench) printf("%-20s %5lld %6lld %5lld", shapes[s].label, (long long)M, (long long)N, (long long)K);
-    CKW_BENCH_BEST(t, reps, ckw_bf16w_gemm_nt_core(y, x, wb, b, NULL, g_pack, CKW_GEMM_PACK_BYTES / sizeof(float), M, N,
-                                                    K, N, CKW_GEMM_EPI_PLAIN));
+    CKW_BENCH_BEST(t, reps,
+                   ckw_bf16w_gemm_nt_core(y, x, wb, b, NULL, g_pack, CKW_GEMM_PACK_BYTES / sizeof(float), M, N, K, N,
+                                          CKW_GEMM_EPI_PLAIN));
     if (bench) printf(" %8.1f", flop / t * 1e-9);
-    CKW_BENCH_BEST(t, reps, ckw_f16w_gemm_nt_core(y, x, wh, b, NULL, g_pack, CKW_GEMM_PACK_BYTES / sizeof(float), M, N,
-                                                   K, N, CKW_GEMM_EPI_PLAIN));
+    CKW_BENCH_BEST(t, reps,
+                   ckw_f16w_gemm_nt_core(y, x, wh, b, NULL, g_pack, CKW_GEMM_PACK_BYTES / sizeof(float), M, N, K, N,
+                                         CKW_GEMM_EPI_PLAIN));
     if (bench) printf(" %8.1f", flop / t * 1e-9);
     for (int p = 0; p < npaths; ++p) {
       if (!paths[p].ok || (bench && strcmp(paths[p].name, "scalar") == 0 && flop > 2e9)) {

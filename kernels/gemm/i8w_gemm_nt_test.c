@@ -72,10 +72,18 @@ static int call(const path* pa, int kind, float* y, const problem* p, int64_t m0
     pa->core(y, x, w, ws, kind == PLAIN ? NULL : b, r, scratch, M, N, K, ld, kEpi[kind]);
   } else {
     switch (kind) {
-      case PLAIN: pa->plain(y, x, w, ws, scratch, M, N, K, ld); break;
-      case BIAS: pa->bias(y, x, w, ws, b, scratch, M, N, K, ld); break;
-      case GELU: pa->gelu(y, x, w, ws, b, scratch, M, N, K, ld); break;
-      default: pa->res(y, x, w, ws, b, r, scratch, M, N, K, ld); break;
+      case PLAIN:
+        pa->plain(y, x, w, ws, scratch, M, N, K, ld);
+        break;
+      case BIAS:
+        pa->bias(y, x, w, ws, b, scratch, M, N, K, ld);
+        break;
+      case GELU:
+        pa->gelu(y, x, w, ws, b, scratch, M, N, K, ld);
+        break;
+      default:
+        pa->res(y, x, w, ws, b, r, scratch, M, N, K, ld);
+        break;
     }
   }
   int ok = 1;
@@ -110,10 +118,10 @@ static void fill(problem* p, uint64_t seed) {
   p->r = malloc(sizeof(float) * (M * N + 1));
   for (int64_t i = 0; i < M * K; ++i) {
     const int64_t m = i / K, k = i % K;
-    p->x[i] = m % 5 == 1 ? 0.0f                                        // a zero row
-              : m % 5 == 2 ? (k ? (float)(k % 255 - 127) * 0.5f : 127.0f)  // inv = 1: halves tie
-              : m % 5 == 3 ? 1e-37f * test_rng_float(&seed)              // 127 / max overflows
-              : m % 7 == 4 && k == K / 2 ? 3e6f                         // one huge value
+    p->x[i] = m % 5 == 1                 ? 0.0f                                          // a zero row
+              : m % 5 == 2               ? (k ? (float)(k % 255 - 127) * 0.5f : 127.0f)  // inv = 1: halves tie
+              : m % 5 == 3               ? 1e-37f * test_rng_float(&seed)                // 127 / max overflows
+              : m % 7 == 4 && k == K / 2 ? 3e6f                                          // one huge value
                                          : 4.0f * test_rng_float(&seed);
   }
   for (int64_t i = 0; i < N * K; ++i) {
@@ -125,10 +133,10 @@ static void fill(problem* p, uint64_t seed) {
 }
 
 static const int64_t kShapes[][3] = {
-    {1, 1, 1},     {1, 37, 19},   {1, 384, 384}, {2, 70, 513},  {3, 21, 47},   {4, 16, 64},  {4, 37, 100},
-    {5, 3, 0},     {0, 5, 5},     {3, 0, 4},     {5, 385, 384}, {6, 16, 256},  {8, 32, 257}, {9, 47, 600},
-    {13, 17, 19},  {16, 33, 65},  {17, 40, 64},  {33, 65, 257}, {40, 70, 0},   {41, 70, 64}, {7, 33, 1},
-    {1, 13, 31},   {150, 35, 70}, {64, 129, 130}, {2, 9, 5120}, {150, 600, 300}};
+    {1, 1, 1},    {1, 37, 19},   {1, 384, 384},  {2, 70, 513},  {3, 21, 47},    {4, 16, 64},  {4, 37, 100},
+    {5, 3, 0},    {0, 5, 5},     {3, 0, 4},      {5, 385, 384}, {6, 16, 256},   {8, 32, 257}, {9, 47, 600},
+    {13, 17, 19}, {16, 33, 65},  {17, 40, 64},   {33, 65, 257}, {40, 70, 0},    {41, 70, 64}, {7, 33, 1},
+    {1, 13, 31},  {150, 35, 70}, {64, 129, 130}, {2, 9, 5120},  {150, 600, 300}};
 
 // Every check of one path on one shape and kind; scalar against the float64 reference, the others
 // against scalar's bits (want).
@@ -165,29 +173,29 @@ static int run(const path* pa, const problem* p, int kind, const float* want) {
     ok = 0;
   }
   // Splits and single rows: the same bits as the whole call. In place, the rows a check computes start as r.
-#define SAME_(desc, all, ...)                                                                    \
-  do {                                                                                           \
-    memcpy(other, y, sizeof(float) * n);                                                         \
-    if (kind == IN_PLACE) {                                                                      \
-      memcpy(other, p->r, sizeof(float) * ((all) ? n : N));                                      \
-      if (!(all)) memcpy(other + (M - 1) * N, p->r + (M - 1) * N, sizeof(float) * N);            \
-    }                                                                                            \
-    __VA_ARGS__;                                                                                 \
-    if (ok && memcmp(other, y, sizeof(float) * n) != 0) {                                        \
-      fprintf(stderr, "%s: %s differ from the whole call\n", what, desc);                        \
-      ok = 0;                                                                                    \
-    }                                                                                            \
+#define SAME_(desc, all, ...)                                                         \
+  do {                                                                                \
+    memcpy(other, y, sizeof(float) * n);                                              \
+    if (kind == IN_PLACE) {                                                           \
+      memcpy(other, p->r, sizeof(float) * ((all) ? n : N));                           \
+      if (!(all)) memcpy(other + (M - 1) * N, p->r + (M - 1) * N, sizeof(float) * N); \
+    }                                                                                 \
+    __VA_ARGS__;                                                                      \
+    if (ok && memcmp(other, y, sizeof(float) * n) != 0) {                             \
+      fprintf(stderr, "%s: %s differ from the whole call\n", what, desc);             \
+      ok = 0;                                                                         \
+    }                                                                                 \
   } while (0)
   const int64_t m1 = M / 3 + 1, n1 = N / 2;
   if (M > 1)
-    SAME_("two row chunks", 1, ok &= call(pa, kind, other, p, 0, m1, 0, N) &&
-                                     call(pa, kind, other + m1 * N, p, m1, M - m1, 0, N));
+    SAME_("two row chunks", 1,
+          ok &= call(pa, kind, other, p, 0, m1, 0, N) && call(pa, kind, other + m1 * N, p, m1, M - m1, 0, N));
   if (N > 1)
     SAME_("two column chunks", 1,
           ok &= call(pa, kind, other, p, 0, M, 0, n1) && call(pa, kind, other + n1, p, 0, M, n1, N - n1));
   if (M > 1)
-    SAME_("the first and last rows alone", 0, ok &= call(pa, kind, other, p, 0, 1, 0, N) &&
-                                                    call(pa, kind, other + (M - 1) * N, p, M - 1, 1, 0, N));
+    SAME_("the first and last rows alone", 0,
+          ok &= call(pa, kind, other, p, 0, 1, 0, N) && call(pa, kind, other + (M - 1) * N, p, M - 1, 1, 0, N));
 #undef SAME_
   free(buf), free(other);
   return ok;
@@ -197,9 +205,9 @@ static void check_quantize1(void) {
   static const struct {
     float v;
     int want;
-  } cases[] = {{0.5f, 0},     {1.5f, 2},      {2.5f, 2},          {-0.5f, 0},        {-2.5f, -2},
-               {126.5f, 126}, {127.49f, 127}, {200.0f, 127},      {-1e10f, -127},    {2147483648.0f, -127},
-               {INFINITY, -127}, {-INFINITY, -127}, {NAN, -127}, {2147483520.0f, 127}};
+  } cases[] = {{0.5f, 0},        {1.5f, 2},         {2.5f, 2},     {-0.5f, 0},          {-2.5f, -2},
+               {126.5f, 126},    {127.49f, 127},    {200.0f, 127}, {-1e10f, -127},      {2147483648.0f, -127},
+               {INFINITY, -127}, {-INFINITY, -127}, {NAN, -127},   {2147483520.0f, 127}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
     EXPECT(ckw_i8w_quantize1(cases[i].v) == cases[i].want, "quantize1(%g) = %d, want %d", cases[i].v,
            ckw_i8w_quantize1(cases[i].v), cases[i].want);
@@ -208,13 +216,18 @@ static void check_quantize1(void) {
 int main(void) {
   check_quantize1();
   const path paths[] = {
-#define ISA(I)                                                                                                 \
-  {#I, ckw_cpu_has_##I(), ckw_i8w_gemm_nt_core__##I, ckw_i8w_gemm_nt__##I, ckw_i8w_gemm_nt_bias__##I,           \
-   ckw_i8w_gemm_nt_bias_gelu__##I, ckw_i8w_gemm_nt_bias_residual__##I},
+#define ISA(I)                     \
+  {#I,                             \
+   ckw_cpu_has_##I(),              \
+   ckw_i8w_gemm_nt_core__##I,      \
+   ckw_i8w_gemm_nt__##I,           \
+   ckw_i8w_gemm_nt_bias__##I,      \
+   ckw_i8w_gemm_nt_bias_gelu__##I, \
+   ckw_i8w_gemm_nt_bias_residual__##I},
       CKW_I8W_GEMM_NT_ISAS(ISA)
 #undef ISA
-      {"dispatch", 1, ckw_i8w_gemm_nt_core, ckw_i8w_gemm_nt, ckw_i8w_gemm_nt_bias, ckw_i8w_gemm_nt_bias_gelu,
-       ckw_i8w_gemm_nt_bias_residual},
+          {"dispatch", 1, ckw_i8w_gemm_nt_core, ckw_i8w_gemm_nt, ckw_i8w_gemm_nt_bias, ckw_i8w_gemm_nt_bias_gelu,
+           ckw_i8w_gemm_nt_bias_residual},
 #ifdef CKW_TEST_AVX512_EMULATION
       {"avxvnni-emulated", 1, ckw_i8w_gemm_nt_core__avxvnniemu, NULL, NULL, NULL, NULL},
       {"avx512vnni-emulated", 1, ckw_i8w_gemm_nt_core__avx512vnniemu, NULL, NULL, NULL, NULL},

@@ -14,7 +14,7 @@ void ckw_layout_store_f16__scalar(void* dst, int64_t at, const float* src, int64
 // a NaN keeping its payload's top bits: ckw_f32_to_f16's bits, 20x its speed (a base cross-K/V
 // entry is 9.2 M values per 30-second window).
 __attribute__((target("avx,f16c"))) void ckw_layout_store_f16__avx2(void* dst, int64_t at, const float* src,
-                                                                       int64_t n) {
+                                                                    int64_t n) {
   uint16_t* d = (uint16_t*)dst + at;
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)

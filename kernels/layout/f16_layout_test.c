@@ -38,8 +38,8 @@ static void check(const char* what, const float* src, int64_t T, int64_t H, int6
         const int64_t i = (h * cap + r) * Dh + d, t = r - row0;
         const uint16_t want = rc == 0 && t >= 0 && t < T ? ckw_f32_to_f16(src[t * H * Dh + h * Dh + d]) : SENTINEL;
         if (cache[i] != want && bad++ < 3)
-          fprintf(stderr, "%s: [%lld,%lld,%lld] = 0x%04x want 0x%04x\n", what, (long long)h, (long long)r,
-                  (long long)d, cache[i], want);
+          fprintf(stderr, "%s: [%lld,%lld,%lld] = 0x%04x want 0x%04x\n", what, (long long)h, (long long)r, (long long)d,
+                  cache[i], want);
         bad32 += cache[i] != ckw_f32_to_f16(cache32[i]);
       }
   EXPECT(bad == 0, "%s: %d elements differ from the definition", what, bad);
@@ -123,7 +123,6 @@ int main(void) {
   }
   const int codes[] = {CKW_LAYOUT_OK, CKW_LAYOUT_ERR_ROWS, CKW_LAYOUT_ERR_SHAPE, -99};
   for (int i = 0; i < 4; ++i)
-    EXPECT(strcmp(ckw_f16_layout_strerror(codes[i]), ckw_f32_layout_strerror(codes[i])) == 0, "strerror %d",
-           codes[i]);
+    EXPECT(strcmp(ckw_f16_layout_strerror(codes[i]), ckw_f32_layout_strerror(codes[i])) == 0, "strerror %d", codes[i]);
   return test_finish("f16_layout_test");
 }

@@ -170,8 +170,8 @@ int main(void) {
     check("shared row", src, NULL, shared, 2, 2, 1, 2, 8, 2, 2);
     check("negative Dh", src, NULL, table, 1, 1, 1, -1, 8, 2, 2);
   }
-  const int codes[] = {CKW_PAGED_OK, CKW_PAGED_ERR_ID, CKW_PAGED_ERR_POS,
-                       CKW_PAGED_ERR_COLLISION, CKW_PAGED_ERR_SHAPE, -99};
+  const int codes[] = {CKW_PAGED_OK, CKW_PAGED_ERR_ID, CKW_PAGED_ERR_POS, CKW_PAGED_ERR_COLLISION, CKW_PAGED_ERR_SHAPE,
+                       -99};
   for (int i = 0; i < 6; ++i)
     EXPECT(strcmp(ckw_f16_paged_strerror(codes[i]), ckw_f32_paged_strerror(codes[i])) == 0, "strerror %d", codes[i]);
   return test_finish("f16_paged_test");

@@ -18,8 +18,9 @@ static float from_bits(uint32_t u) {
 int main(void) {
   enum { MAX = 1030, GUARD = 3 };
   static float y[MAX + GUARD];
-  const float values[] = {0.0f, -0.0f, 1.0f, -1.5f, 3e38f, from_bits(0x00000001u), INFINITY, -INFINITY,
-                          from_bits(0x7fc01234u)};  // a quiet NaN with a payload
+  const float values[] = {0.0f,     -0.0f,     1.0f,
+                          -1.5f,    3e38f,     from_bits(0x00000001u),
+                          INFINITY, -INFINITY, from_bits(0x7fc01234u)};  // a quiet NaN with a payload
   const int64_t lengths[] = {1, 2, 3, 7, 8, 15, 16, 17, 128, 256, 1029, 1030};
   for (size_t v = 0; v < sizeof values / sizeof values[0]; ++v)
     for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; ++l) {
@@ -29,7 +30,8 @@ int main(void) {
       int bad = 0;
       for (int64_t i = 0; i < n; ++i) bad += memcmp(&y[i], &values[v], sizeof(float)) != 0;
       EXPECT(bad == 0, "value %zu N %lld: %d elements differ", v, (long long)n, bad);
-      for (int64_t i = n; i < MAX + GUARD; ++i) EXPECT(y[i] == 42.0f, "value %zu N %lld: wrote at %lld", v, (long long)n, (long long)i);
+      for (int64_t i = n; i < MAX + GUARD; ++i)
+        EXPECT(y[i] == 42.0f, "value %zu N %lld: wrote at %lld", v, (long long)n, (long long)i);
     }
   for (int i = 0; i < MAX + GUARD; ++i) y[i] = 42.0f;
   ckw_f32_fill(y, 0, 1.0f);

@@ -34,7 +34,7 @@ int main(void) {
   // B untouched; a bad index or shape leaves x as it was.
   enum { BK = 5, S = 2, L = 6, W = 3, NB = 4, NL = 4 };
   float x[BK * S * L * W], want[BK * S * L * W], orig[BK * S * L * W];
-  float scratch[ (2 * 8 * BK + 4 * S * L * W) / 4 + 1];
+  float scratch[(2 * 8 * BK + 4 * S * L * W) / 4 + 1];
   for (int i = 0; i < BK * S * L * W; ++i) orig[i] = (float)i;
   int combos = 0;
   for (int code = 0; code < NB * NB * NB * NB; ++code) {

@@ -38,7 +38,8 @@ static void check(int64_t B, int64_t Tin, int64_t C, int64_t K, int64_t stride, 
         }
   EXPECT(bad == 0, "B %lld Tin %lld C %lld K %lld stride %lld padding %lld: %lld wrong", (long long)B, (long long)Tin,
          (long long)C, (long long)K, (long long)stride, (long long)padding, (long long)bad);
-  for (int64_t i = n_y; i < n_y + GUARD; ++i) EXPECT(y[i] == -5.0f, "B %lld Tin %lld: wrote past y", (long long)B, (long long)Tin);
+  for (int64_t i = n_y; i < n_y + GUARD; ++i)
+    EXPECT(y[i] == -5.0f, "B %lld Tin %lld: wrote past y", (long long)B, (long long)Tin);
   free(x), free(y);
 }
 

@@ -7,8 +7,12 @@ import numpy as np
 
 from kernels.common import kernel_testing as kt
 
-LIB = kt.Library(*(f"kernels/layout/f32_{m}.json" for m in ("token_to_head_major", "head_to_token_major",
-                                                          "channel_to_token_major", "token_to_channel_major")))
+LIB = kt.Library(
+    *(
+        f"kernels/layout/f32_{m}.json"
+        for m in ("token_to_head_major", "head_to_token_major", "channel_to_token_major", "token_to_channel_major")
+    )
+)
 
 
 class LayoutTest(unittest.TestCase):
@@ -42,10 +46,12 @@ class LayoutTest(unittest.TestCase):
             np.testing.assert_array_equal(cm2, cm)
 
     def test_maps_are_exact_conversions(self):
-        for name, frm, to in [("f32_token_to_head_major", "token_major", "head_major"),
-                              ("f32_head_to_token_major", "head_major", "token_major"),
-                              ("f32_channel_to_token_major", "channel_major", "token_major"),
-                              ("f32_token_to_channel_major", "token_major", "channel_major")]:
+        for name, frm, to in [
+            ("f32_token_to_head_major", "token_major", "head_major"),
+            ("f32_head_to_token_major", "head_major", "token_major"),
+            ("f32_channel_to_token_major", "channel_major", "token_major"),
+            ("f32_token_to_channel_major", "token_major", "channel_major"),
+        ]:
             m = kt.kernel_map(f"kernels/layout/{name}.json")
             conv = m["layout_conversion"]
             self.assertEqual((conv["from_layout"], conv["to_layout"], conv["value_semantics"]), (frm, to, "exact"))

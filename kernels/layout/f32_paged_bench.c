@@ -24,7 +24,9 @@ static int64_t bench_write(int bench, const char* what, int64_t B, int64_t T, in
   const int inner = bench ? (T > 1 ? 20 : 2000) : 1;
   double t;
   int64_t rc = 0;
-  CKW_BENCH_BEST(t, bench ? 20 : 1, for (int i = 0; i < inner; ++i) rc |= ckw_f32_token_to_paged(pool, src, pos, table, scratch, B, T, H, Dh, NB, R, MB));
+  CKW_BENCH_BEST(t, bench ? 20 : 1,
+                 for (int i = 0; i < inner; ++i) rc |=
+                 ckw_f32_token_to_paged(pool, src, pos, table, scratch, B, T, H, Dh, NB, R, MB));
   t /= inner;
   if (bench)
     printf("token_to_paged %-16s B %2lld T %4lld: %8.2f us %6.1f GB/s\n", what, (long long)B, (long long)T, t * 1e6,
@@ -41,7 +43,8 @@ static int64_t bench_copy(int bench, int64_t n, int64_t NB, int64_t X) {
   const int inner = bench ? 200 : 1;
   double t;
   int64_t rc = 0;
-  CKW_BENCH_BEST(t, bench ? 20 : 1, for (int i = 0; i < inner; ++i) rc |= ckw_f32_copy_blocks(pool, pool, src_ids, dst_ids, n, NB, X));
+  CKW_BENCH_BEST(t, bench ? 20 : 1,
+                 for (int i = 0; i < inner; ++i) rc |= ckw_f32_copy_blocks(pool, pool, src_ids, dst_ids, n, NB, X));
   t /= inner;
   if (bench)
     printf("copy_blocks in place n %2lld, blocks of %lld floats: %8.2f us %6.1f GB/s\n", (long long)n, (long long)X,

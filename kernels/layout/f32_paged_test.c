@@ -55,7 +55,8 @@ static void ref_token_to_paged(float* pool, const float* src, const int32_t* pos
     for (int64_t t = 0; t < T; ++t) {
       const int64_t j = (pos ? pos[b] : 0) + t, blk = table[b * MB + j / R];
       for (int64_t h = 0; h < H; ++h)
-        for (int64_t d = 0; d < Dh; ++d) pool[((blk * H + h) * R + j % R) * Dh + d] = src[(b * T + t) * H * Dh + h * Dh + d];
+        for (int64_t d = 0; d < Dh; ++d)
+          pool[((blk * H + h) * R + j % R) * Dh + d] = src[(b * T + t) * H * Dh + h * Dh + d];
     }
 }
 
@@ -148,7 +149,8 @@ static void token_to_paged_tests(void) {
     const int32_t zeros[3] = {0, 0, 0};
     const int32_t table0[3 * 3] = {7, 2, 0, 5, 1, 0, 3, 8, 0};
     // pos NULL is pos all 0: same pools.
-    float *a = alloc_floats(9 * 2 * 3 * 3), *b = malloc(sizeof(float) * 9 * 2 * 3 * 3), *src = alloc_floats(3 * 4 * 2 * 3);
+    float *a = alloc_floats(9 * 2 * 3 * 3), *b = malloc(sizeof(float) * 9 * 2 * 3 * 3),
+          *src = alloc_floats(3 * 4 * 2 * 3);
     memcpy(b, a, sizeof(float) * 9 * 2 * 3 * 3);
     Scratch s = scratch_for(9, 3);
     EXPECT(ckw_f32_token_to_paged(a, src, NULL, table0, s.words, 3, 4, 2, 3, 9, 3, 3) == 0, "pos NULL");
@@ -296,8 +298,8 @@ static void copy_blocks_tests(void) {
            bad[i].what);
     EXPECT(memcmp(pool, orig, sizeof pool) == 0, "%s: pool changed (in place)", bad[i].what);
     for (int j = 0; j < NB * X; ++j) dst[j] = -2.0f;
-    EXPECT(ckw_f32_copy_blocks(dst, orig, bad[i].src, bad[i].dst, bad[i].n, NB, X) == bad[i].code,
-           "%s (out of place)", bad[i].what);
+    EXPECT(ckw_f32_copy_blocks(dst, orig, bad[i].src, bad[i].dst, bad[i].n, NB, X) == bad[i].code, "%s (out of place)",
+           bad[i].what);
     for (int j = 0; j < NB * X; ++j) EXPECT(dst[j] == -2.0f, "%s: dst changed (out of place)", bad[i].what);
   }
   EXPECT(ckw_f32_copy_blocks(pool, pool, src_ids, dst_ids, -1, NB, X) == CKW_PAGED_ERR_SHAPE, "n < 0");

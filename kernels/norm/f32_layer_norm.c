@@ -4,8 +4,8 @@
 
 #include "kernels/common/cpu.h"
 
-void ckw_f32_layer_norm__scalar(float* y, const float* x, const float* gamma, const float* beta,
-                                int64_t T, int64_t D, float eps) {
+void ckw_f32_layer_norm__scalar(float* y, const float* x, const float* gamma, const float* beta, int64_t T, int64_t D,
+                                float eps) {
   if (D <= 0) return;
   for (int64_t t = 0; t < T; ++t) {
     const float* xr = x + t * D;
@@ -22,8 +22,8 @@ void ckw_f32_layer_norm__scalar(float* y, const float* x, const float* gamma, co
   }
 }
 
-void ckw_f32_layer_norm(float* y, const float* x, const float* gamma, const float* beta, int64_t T,
-                        int64_t D, float eps) {
+void ckw_f32_layer_norm(float* y, const float* x, const float* gamma, const float* beta, int64_t T, int64_t D,
+                        float eps) {
   if (ckw_cpu_has_avx512()) {
     ckw_f32_layer_norm__avx512(y, x, gamma, beta, T, D, eps);
   } else if (ckw_cpu_has_avx2()) {

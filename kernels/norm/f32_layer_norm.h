@@ -11,14 +11,14 @@
 extern "C" {
 #endif
 
-void ckw_f32_layer_norm(float* y, const float* x, const float* gamma, const float* beta, int64_t T,
-                        int64_t D, float eps);
-void ckw_f32_layer_norm__scalar(float* y, const float* x, const float* gamma, const float* beta,
-                                int64_t T, int64_t D, float eps);
-void ckw_f32_layer_norm__avx2(float* y, const float* x, const float* gamma, const float* beta,
-                              int64_t T, int64_t D, float eps);
-void ckw_f32_layer_norm__avx512(float* y, const float* x, const float* gamma, const float* beta,
-                                int64_t T, int64_t D, float eps);
+void ckw_f32_layer_norm(float* y, const float* x, const float* gamma, const float* beta, int64_t T, int64_t D,
+                        float eps);
+void ckw_f32_layer_norm__scalar(float* y, const float* x, const float* gamma, const float* beta, int64_t T, int64_t D,
+                                float eps);
+void ckw_f32_layer_norm__avx2(float* y, const float* x, const float* gamma, const float* beta, int64_t T, int64_t D,
+                              float eps);
+void ckw_f32_layer_norm__avx512(float* y, const float* x, const float* gamma, const float* beta, int64_t T, int64_t D,
+                                float eps);
 
 #ifdef __cplusplus
 }

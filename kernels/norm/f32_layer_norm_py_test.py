@@ -23,8 +23,12 @@ class LayerNormTest(unittest.TestCase):
                 g = kt.f32(rng.standard_normal(d))
                 b = kt.f32(rng.standard_normal(d))
                 ref = torch.nn.functional.layer_norm(
-                    torch.from_numpy(x.astype(np.float64)), (d,),
-                    torch.from_numpy(g.astype(np.float64)), torch.from_numpy(b.astype(np.float64)), eps=1e-5).numpy()
+                    torch.from_numpy(x.astype(np.float64)),
+                    (d,),
+                    torch.from_numpy(g.astype(np.float64)),
+                    torch.from_numpy(b.astype(np.float64)),
+                    eps=1e-5,
+                ).numpy()
                 y = np.empty_like(x)
                 f(kt.ptr(y), kt.ptr(x), kt.ptr(g), kt.ptr(b), t, d, 1e-5)
                 tolerance.assert_close(y, ref, c, d, f"layer_norm{isa} {t}x{d}")

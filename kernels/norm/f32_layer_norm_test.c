@@ -40,8 +40,7 @@ static int check(const char* isa, ln_fn f, int64_t T, int64_t D, float offset, i
     mean /= (double)D;
     for (int64_t i = 0; i < D; ++i) var += (x[t * D + i] - mean) * (x[t * D + i] - mean);
     var /= (double)D;
-    for (int64_t i = 0; i < D; ++i)
-      ref[t * D + i] = (float)((x[t * D + i] - mean) / sqrt(var + eps) * g[i] + b[i]);
+    for (int64_t i = 0; i < D; ++i) ref[t * D + i] = (float)((x[t * D + i] - mean) / sqrt(var + eps) * g[i] + b[i]);
   }
   for (int64_t i = 0; i < n + 2 * GUARD; ++i) y[i] = SENTINEL;
   float* yo = y + GUARD;
@@ -49,8 +48,8 @@ static int check(const char* isa, ln_fn f, int64_t T, int64_t D, float offset, i
   if (in_place) memcpy(yo, x, sizeof(float) * n), src = yo;
   f(yo, src, g, b, T, D, eps);
   char what[128];
-  snprintf(what, sizeof what, "%s layer_norm T=%lld D=%lld offset=%g%s", isa, (long long)T, (long long)D,
-           offset, in_place ? " in-place" : "");
+  snprintf(what, sizeof what, "%s layer_norm T=%lld D=%lld offset=%g%s", isa, (long long)T, (long long)D, offset,
+           in_place ? " in-place" : "");
   int ok = ckw_check_close(what, yo, ref, n, TOL_C, D);
   for (int64_t i = 0; i < GUARD; ++i) {
     if (y[i] != SENTINEL || y[GUARD + n + i] != SENTINEL) {
@@ -72,9 +71,9 @@ int main(void) {
 #define ISA(isa) {#isa, ckw_cpu_has_##isa(), ckw_f32_layer_norm__##isa},
       CKW_F32_LAYER_NORM_ISAS(ISA)
 #undef ISA
-      {"dispatch", 1, ckw_f32_layer_norm},
+          {"dispatch", 1, ckw_f32_layer_norm},
 #ifdef CKW_TEST_AVX512_EMULATION
-              {"avx512-emulated", 1, ckw_f32_layer_norm__avx512emu},
+      {"avx512-emulated", 1, ckw_f32_layer_norm__avx512emu},
 #endif
   };
   const int64_t shapes[][2] = {{1, 1}, {1, 7}, {3, 17}, {2, 384}, {5, 37}, {7, 512}, {1, 1000}, {0, 16}};

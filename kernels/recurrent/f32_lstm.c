@@ -50,7 +50,7 @@ void ckw_f32_lstm__scalar(float* y, float* h_out, float* c_out, const float* gx,
   if (h_out != hp) memmove(h_out, hp, sizeof(float) * (size_t)H);
 }
 
-void ckw_f32_lstm(float* y, float* h_out, float* c_out, const float* gx, const float* w, const float* h,
-                  const float* c, void* scratch, int64_t N, int64_t H) {
+void ckw_f32_lstm(float* y, float* h_out, float* c_out, const float* gx, const float* w, const float* h, const float* c,
+                  void* scratch, int64_t N, int64_t H) {
   CKW_DISPATCH(ckw_f32_lstm, y, h_out, c_out, gx, w, h, c, scratch, N, H);
 }

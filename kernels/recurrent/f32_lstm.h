@@ -26,8 +26,8 @@
 extern "C" {
 #endif
 
-void ckw_f32_lstm(float* y, float* h_out, float* c_out, const float* gx, const float* w, const float* h,
-                  const float* c, void* scratch, int64_t N, int64_t H);
+void ckw_f32_lstm(float* y, float* h_out, float* c_out, const float* gx, const float* w, const float* h, const float* c,
+                  void* scratch, int64_t N, int64_t H);
 void ckw_f32_lstm__scalar(float* y, float* h_out, float* c_out, const float* gx, const float* w, const float* h,
                           const float* c, void* scratch, int64_t N, int64_t H);
 void ckw_f32_lstm__avx2(float* y, float* h_out, float* c_out, const float* gx, const float* w, const float* h,

@@ -35,8 +35,9 @@ int main(int argc, char** argv) {
   };
   const int reps = bench ? 20 : 1;
   int bad = 0;
-  if (bench) printf("%-8s %16s %16s   (H = %lld, steps/s, best of %d)\n", "isa", "1 step a call", "300 a call",
-                    (long long)H, reps);
+  if (bench)
+    printf("%-8s %16s %16s   (H = %lld, steps/s, best of %d)\n", "isa", "1 step a call", "300 a call", (long long)H,
+           reps);
   for (size_t i = 0; i < sizeof isas / sizeof isas[0]; ++i) {
     if (!isas[i].ok) {
       if (bench) printf("%-8s %16s\n", isas[i].name, "(not on this CPU)");

@@ -96,8 +96,10 @@ class LstmTest(unittest.TestCase):
                 for gx_scale in (1.0, 16.0):  # 16: gates saturated for most steps
                     p = Problem(rng, n, hidden, gx_scale)
                     # torch's own float32 LSTM on the same problem: the error float32 state costs anyway
-                    worst["torch float32"] = max([worst.get("torch float32", 0.0)] + [
-                        need_c(g, r, hidden) for g, r in zip(p.torch_lstm(torch.float32), p.ref)])
+                    worst["torch float32"] = max(
+                        [worst.get("torch float32", 0.0)]
+                        + [need_c(g, r, hidden) for g, r in zip(p.torch_lstm(torch.float32), p.ref)]
+                    )
                     for isa in kt.cpu_isas():
                         f = KERNEL.function(isa)
                         gx_before = p.gx.copy()
@@ -132,7 +134,7 @@ class LstmTest(unittest.TestCase):
                 # step by step, the state carried in place (the circuit's persistent h and c)
                 hs, cs = p.h0.copy(), p.c0.copy()
                 for step in range(300):
-                    ys, _, _ = run(f, p.gx[step:step + 1].copy(), p.w, hs, cs, 1, hidden, hs, cs)
+                    ys, _, _ = run(f, p.gx[step : step + 1].copy(), p.w, hs, cs, 1, hidden, hs, cs)
                     np.testing.assert_array_equal(ys[0], y[step], err_msg=f"lstm{isa} H={hidden} step {step}")
                 np.testing.assert_array_equal(hs, h_n)
                 np.testing.assert_array_equal(cs, c_n)

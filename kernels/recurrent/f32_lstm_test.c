@@ -193,7 +193,7 @@ int main(void) {
 #define ISA(isa) {#isa, ckw_cpu_has_##isa(), ckw_f32_lstm__##isa},
       CKW_F32_LSTM_ISAS(ISA)
 #undef ISA
-      {"dispatch", 1, ckw_f32_lstm},
+          {"dispatch", 1, ckw_f32_lstm},
 #ifdef CKW_TEST_AVX512_EMULATION
       {"avx512-emulated", 1, ckw_f32_lstm__avx512emu},
 #endif

@@ -27,7 +27,9 @@ flags.DEFINE_integer("runs", 5, "Timed runs per engine.", lower_bound=1)
 def recording() -> np.ndarray:
     frontend = Frontend(runfiles.locate("ckw", "models/whisper/libckw_whisper_frontend.so"))
     path = runfiles.locate("test_audio", "long/shakespeare_sonnets_I-III_concat.flac")
-    one = np.concatenate(list(audio_stream.resample_16k(frontend.handle, audio_stream.open_source(frontend.handle, path))))
+    one = np.concatenate(
+        list(audio_stream.resample_16k(frontend.handle, audio_stream.open_source(frontend.handle, path)))
+    )
     n = int(FLAGS.minutes * 60 * 16000)
     return np.tile(one, n // len(one) + 1)[:n]
 
@@ -48,22 +50,29 @@ def main(argv):
     audio = recording()
     padded = np.pad(audio, (0, 512 - len(audio) % 512))
     model = get_vad_model()
-    model(padded[:512 * 150].copy())  # warm-up
+    model(padded[: 512 * 150].copy())  # warm-up
     rows = []
     peer_times, peer = timed(lambda: model(padded.copy()))
     for threads in (1, 2):
         with SileroVad.from_runfiles(threads=threads) as vad:
-            vad.speech_probabilities(audio[:16000 * 5])  # warm-up
+            vad.speech_probabilities(audio[: 16000 * 5])  # warm-up
             times, ours = timed(lambda: vad.speech_probabilities(audio))
         rows.append((f"ckw, {threads} thread{'s' if threads > 1 else ''}", times, float(np.abs(ours - peer).max())))
     rows.append(("onnxruntime (faster-whisper), 1 thread", peer_times, 0.0))
     cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), "?")
-    print(f"{len(audio) / 16000:.0f} s of audio, {len(peer)} windows; CPU: {cpu}, {os.cpu_count()} CPUs; {FLAGS.runs} runs")
-    print(f"{'engine':40} {'min s':>7} {'median s':>9} {'x realtime':>10} {'vs onnxruntime':>14} {'max |p - p_ort|':>15}")
+    print(
+        f"{len(audio) / 16000:.0f} s of audio, {len(peer)} windows; "
+        f"CPU: {cpu}, {os.cpu_count()} CPUs; {FLAGS.runs} runs"
+    )
+    print(
+        f"{'engine':40} {'min s':>7} {'median s':>9} {'x realtime':>10} {'vs onnxruntime':>14} {'max |p - p_ort|':>15}"
+    )
     base = min(peer_times)
     for name, times, err in rows:
-        print(f"{name:40} {min(times):7.3f} {statistics.median(times):9.3f} {len(audio) / 16000 / min(times):10.0f} "
-              f"{min(times) / base:13.2f}x {err:15.1e}")
+        print(
+            f"{name:40} {min(times):7.3f} {statistics.median(times):9.3f} {len(audio) / 16000 / min(times):10.0f} "
+            f"{min(times) / base:13.2f}x {err:15.1e}"
+        )
 
 
 if __name__ == "__main__":

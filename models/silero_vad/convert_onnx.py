@@ -47,9 +47,31 @@ CONTEXT = 64
 # The op types of the graph, in order: reflect pad, STFT as a strided convolution, magnitude, four
 # conv + ReLU layers, the LSTM over the windows, ReLU, a 1x1 conv head and a sigmoid.
 EXPECTED_OPS = [
-    "Pad", "Unsqueeze", "Conv", "Slice", "Slice", "Pow", "Pow", "Add", "Sqrt",
-    "Conv", "Relu", "Conv", "Relu", "Conv", "Relu", "Conv", "Relu",
-    "Transpose", "LSTM", "Squeeze", "Relu", "Transpose", "Conv", "Sigmoid", "Reshape",
+    "Pad",
+    "Unsqueeze",
+    "Conv",
+    "Slice",
+    "Slice",
+    "Pow",
+    "Pow",
+    "Add",
+    "Sqrt",
+    "Conv",
+    "Relu",
+    "Conv",
+    "Relu",
+    "Conv",
+    "Relu",
+    "Conv",
+    "Relu",
+    "Transpose",
+    "LSTM",
+    "Squeeze",
+    "Relu",
+    "Transpose",
+    "Conv",
+    "Sigmoid",
+    "Reshape",
 ]
 # ONNX LSTM gate blocks are (i, o, f, c); the kernel takes PyTorch's (i, f, g, o).
 ONNX_TO_TORCH_GATES = (0, 2, 3, 1)
@@ -97,7 +119,9 @@ def _check_graph(path: str, graph, values: dict) -> dict:
     real = [values[n].tolist() for n in nodes[3].input[1:]]
     imag = [values[n].tolist() for n in nodes[4].input[1:]]
     if real[0] != [0, 1] or real[1][0] != n_bins or imag[0] != [n_bins, 1] or real[2] != [1, 2] or imag[2] != [1, 2]:
-        raise _fail(path, f"the magnitude's slices {real} {imag} are not [0, n_bins) and [n_bins, 2 n_bins) from frame 1")
+        raise _fail(
+            path, f"the magnitude's slices {real} {imag} are not [0, n_bins) and [n_bins, 2 n_bins) from frame 1"
+        )
     padded = CONTEXT + WINDOW + 2 * side
     frames = (padded - n_fft) // hop + 1 - 1  # frame 0 is sliced off
     t, convs = frames, []
@@ -158,14 +182,21 @@ def convert(onnx_path: str) -> tuple[dict, list[tuple[str, str, np.ndarray]], Le
     basis = take(nodes[2].input[1], "stft.basis")
     tensors.append(("stft.basis", basis.reshape(basis.shape[0], basis.shape[2])))
     tensors.append(("stft.bias", np.zeros(basis.shape[0], np.float32)))
-    synthesized = [{"name": "stft.bias", "shape": [int(basis.shape[0])],
-                    "reason": "the STFT basis convolution has no bias; zeros are exact and let it run as a linear op"}]
+    synthesized = [
+        {
+            "name": "stft.bias",
+            "shape": [int(basis.shape[0])],
+            "reason": "the STFT basis convolution has no bias; zeros are exact and let it run as a linear op",
+        }
+    ]
     for i, node in enumerate(nodes[9:17:2]):
         w = take(node.input[1], f"conv.{i}.weight", "taps moved outermost: [Cout, Cin, 3] -> [Cout, 3 * Cin]")
         tensors.append((f"conv.{i}.weight", np.ascontiguousarray(w.transpose(0, 2, 1)).reshape(w.shape[0], -1)))
         tensors.append((f"conv.{i}.bias", take(node.input[2], f"conv.{i}.bias")))
     lstm = nodes[18]
-    order = np.concatenate([np.arange(g * dims["lstm_hidden"], (g + 1) * dims["lstm_hidden"]) for g in ONNX_TO_TORCH_GATES])
+    order = np.concatenate(
+        [np.arange(g * dims["lstm_hidden"], (g + 1) * dims["lstm_hidden"]) for g in ONNX_TO_TORCH_GATES]
+    )
     gates = "gate blocks (i, o, f, c) reordered to (i, f, g, o)"
     w_ih = take(lstm.input[1], "lstm.weight_ih", gates)[0]
     w_hh = take(lstm.input[2], "lstm.weight_hh", gates)[0]
@@ -180,7 +211,9 @@ def convert(onnx_path: str) -> tuple[dict, list[tuple[str, str, np.ndarray]], Le
     tensors.append(("head.bias", take(head.input[2], "head.bias")))
     for name in values:
         if ledger.entries[name].disposition is None:
-            ledger.ignore(name, "a shape, axis or exponent constant of the graph, checked against the circuit's structure")
+            ledger.ignore(
+                name, "a shape, axis or exponent constant of the graph, checked against the circuit's structure"
+            )
     ledger.require_complete("the model is not the one this converter reads")
     return dims, [(n, "f32", np.ascontiguousarray(a, dtype=np.float32)) for n, a in tensors], ledger, synthesized
 
@@ -190,22 +223,42 @@ def write(onnx_path: str, out_dir: str) -> dict:
     with staged(out_dir, ("weights.bin", "model_config.json", "audit.json", "manifest.json")) as tmp:
         entries, nbytes, weights_sha = write_weights(tensors, os.path.join(tmp, "weights.bin"))
         manifest = manifest_for(entries, nbytes, weights_sha, VARIANT)
-        config = {**dims, "variant": VARIANT, "source": os.path.basename(onnx_path),
-                  "manifest_sha256": manifest["manifest_sha256"]}
+        config = {
+            **dims,
+            "variant": VARIANT,
+            "source": os.path.basename(onnx_path),
+            "manifest_sha256": manifest["manifest_sha256"],
+        }
         entries_ = list(ledger.entries.values())
         used = sum(1 for e in entries_ if e.disposition == "used")
         audit = {
             "format": AUDIT_FORMAT,
             "variant": VARIANT,
-            "source_files": [{"path": os.path.abspath(onnx_path), "nbytes": os.path.getsize(onnx_path),
-                              "sha256": file_sha256(onnx_path)}],
-            "source_tensors": [{"name": e.name, "dtype": e.dtype, "shape": list(e.shape), "disposition": e.disposition,
-                                "targets": e.targets, "reason": e.reason} for e in entries_],
+            "source_files": [
+                {
+                    "path": os.path.abspath(onnx_path),
+                    "nbytes": os.path.getsize(onnx_path),
+                    "sha256": file_sha256(onnx_path),
+                }
+            ],
+            "source_tensors": [
+                {
+                    "name": e.name,
+                    "dtype": e.dtype,
+                    "shape": list(e.shape),
+                    "disposition": e.disposition,
+                    "targets": e.targets,
+                    "reason": e.reason,
+                }
+                for e in entries_
+            ],
             "synthesized": synthesized,
             "manifest_sha256": manifest["manifest_sha256"],
-            "verdict": (f"PASS: {len(entries_)}/{len(entries_)} source entries accounted for (100%): {used} used, "
-                        f"{len(entries_) - used} ignored with reason; {len(entries)} output tensors, "
-                        f"{len(synthesized)} synthesized with reason"),
+            "verdict": (
+                f"PASS: {len(entries_)}/{len(entries_)} source entries accounted for (100%): {used} used, "
+                f"{len(entries_) - used} ignored with reason; {len(entries)} output tensors, "
+                f"{len(synthesized)} synthesized with reason"
+            ),
         }
         dump(os.path.join(tmp, "manifest.json"), manifest)
         dump(os.path.join(tmp, "model_config.json"), config)

@@ -20,7 +20,6 @@ from models.whisper.checkpoint.packed import PackedCheckpoint
 from runtime import runfiles
 
 
-
 def _read_wav(path: str) -> np.ndarray:
     with wave.open(path) as w:
         assert w.getframerate() == 16000 and w.getnchannels() == 1 and w.getsampwidth() == 2
@@ -50,7 +49,7 @@ def reference(ck: PackedCheckpoint, cfg: dict, windows: np.ndarray) -> np.ndarra
     length = windows.shape[1]
     pad = (frames - 1) * hop + n_fft - length
     ext = np.concatenate([windows, windows[:, length - 2 - np.arange(pad)]], axis=1).astype(np.float64)
-    x = np.stack([ext[:, f * hop:f * hop + n_fft] for f in range(frames)], axis=1)  # [N, F, n_fft]
+    x = np.stack([ext[:, f * hop : f * hop + n_fft] for f in range(frames)], axis=1)  # [N, F, n_fft]
     spec = x @ t["stft.basis"].T + t["stft.bias"]
     bins = spec.shape[-1] // 2
     x = np.sqrt(spec[..., :bins] ** 2 + spec[..., bins:] ** 2)  # [N, T, C]
@@ -59,12 +58,15 @@ def reference(ck: PackedCheckpoint, cfg: dict, windows: np.ndarray) -> np.ndarra
         n, tin, ch = x.shape
         tout = (tin - 1) // stride + 1
         xp = np.pad(x, ((0, 0), (1, 1), (0, 0)))
-        rows = np.stack([xp[:, t0 * stride:t0 * stride + 3].reshape(n, 3 * ch) for t0 in range(tout)], axis=1)
+        rows = np.stack([xp[:, t0 * stride : t0 * stride + 3].reshape(n, 3 * ch) for t0 in range(tout)], axis=1)
         x = np.maximum(rows @ t[f"conv.{i}.weight"].T + t[f"conv.{i}.bias"], 0)
     gx = x[:, 0] @ t["lstm.weight_ih"].T + t["lstm.bias"]
     hidden = cfg["lstm_hidden"]
     h, c, ys = np.zeros(hidden), np.zeros(hidden), []
-    sig = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
+
+    def sig(v):
+        return 1 / (1 + np.exp(-v))
+
     for g in gx:
         g = g + t["lstm.weight_hh"] @ h
         i, f, gg, o = np.split(g, 4)

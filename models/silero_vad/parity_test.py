@@ -74,7 +74,9 @@ def ort_session(extra_outputs=()):
     opts = onnxruntime.SessionOptions()
     opts.intra_op_num_threads = opts.inter_op_num_threads = 1
     opts.log_severity_level = 4
-    return onnxruntime.InferenceSession(model.SerializeToString(), sess_options=opts, providers=["CPUExecutionProvider"])
+    return onnxruntime.InferenceSession(
+        model.SerializeToString(), sess_options=opts, providers=["CPUExecutionProvider"]
+    )
 
 
 def ort_run(session, windows, outputs=None):
@@ -125,7 +127,7 @@ def _im2row(x, n, stride):
     tin = x.shape[0] // n
     xp = np.pad(x.reshape(n, tin, -1), ((0, 0), (1, 1), (0, 0)))
     tout = (tin - 1) // stride + 1
-    return np.stack([xp[:, t * stride:t * stride + 3].reshape(n, -1) for t in range(tout)], 1).reshape(n * tout, -1)
+    return np.stack([xp[:, t * stride : t * stride + 3].reshape(n, -1) for t in range(tout)], 1).reshape(n * tout, -1)
 
 
 def test_xray_every_edge(vad, frontend):
@@ -138,7 +140,7 @@ def test_xray_every_edge(vad, frontend):
     conv = values["/encoder/feature_extractor/Conv_output_0"]  # [N, 258, 5]; frame 0 is dropped
     ref["stft.y"] = _frames_major(conv[:, :, 1:])
     ext = np.concatenate([windows, windows[:, 574 - np.arange(64)]], axis=1)
-    ref["frames.y"] = np.stack([ext[:, f * 128:f * 128 + 256] for f in range(4)], 1).reshape(-1, 256)
+    ref["frames.y"] = np.stack([ext[:, f * 128 : f * 128 + 256] for f in range(4)], 1).reshape(-1, 256)
     ref["frames.ctx_out"] = windows[-1, -64:]  # the context the next call would start from
     w = _checkpoint_tensors()
     ref["lstm_in.y"] = (ref["relu3.y"].astype(np.float64) @ w["lstm.weight_ih"].T + w["lstm.bias"]).astype(np.float32)
@@ -196,6 +198,6 @@ def test_blocks_equal_one_call_and_reset(vad, frontend):
     np.testing.assert_array_equal(np.concatenate(parts), whole)
     # reset forgets the recording: the first window again gets the fresh state's probability
     vad.reset()
-    again = vad.feed(padded[:512 * 40])
+    again = vad.feed(padded[: 512 * 40])
     np.testing.assert_array_equal(again, whole[:40])
     vad.reset()

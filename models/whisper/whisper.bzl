@@ -96,8 +96,10 @@ FRONTEND_CIRCUIT = "//circuits:whisper_audio_frontend.json"
 FRONTEND_PHASES = ["run", "wav_info", "wav_block", "resample_span", "resample_block", "mel_peak", "mel_block"]
 
 def whisper_precision_checkpoint(name, variant, precision, visibility = None):
-    """`<name>/` holding a packed checkpoint (CHECKPOINT_FILES): `variant`'s fp32 checkpoint with
-    the tensors PRECISIONS[precision] names narrowed (a build action, not a repository).
+    """`<name>/` holding a packed checkpoint (CHECKPOINT_FILES) at `precision`.
+
+    `variant`'s fp32 checkpoint with the tensors PRECISIONS[precision] names narrowed (a build
+    action, not a repository).
 
     Args:
       name: target name, conventionally `<variant>_<precision>_checkpoint`.
@@ -119,8 +121,9 @@ def whisper_precision_checkpoint(name, variant, precision, visibility = None):
     )
 
 def whisper_layout(name, model, layers = "", storage = "f16", visibility = None, tags = None):
-    """`<name>/model_config.json` (dimensions) and `<name>/manifest.json` (layout, no weights) of
-    the published `model`, written by models/whisper/checkpoint/layout.py.
+    """`<name>/model_config.json` (dimensions) and `<name>/manifest.json` (layout, no weights).
+
+    Of the published `model`, written by models/whisper/checkpoint/layout.py.
 
     Args:
       name: target name, conventionally `<variant>_layout`.
@@ -153,6 +156,7 @@ def whisper_model_library(name, variant, part, precision = "fp32", visibility = 
       precision: "fp32" (the converted checkpoint) or a key of PRECISIONS (its derived
         checkpoint `:<variant>_<precision>_checkpoint`, see whisper_precision_checkpoint).
       visibility: visibility of the public targets.
+      tags: tags of the targets (["manual"] for the full-depth models).
     """
     config = ":%s_layout/model_config.json" % variant
     manifest = ":%s_layout/manifest.json" % variant
@@ -175,10 +179,18 @@ def whisper_model_library(name, variant, part, precision = "fp32", visibility = 
         tags = tags,
     )
 
+# It declares a family of targets named from MODELS, PARTS and PRECISIONS, none called `name`.
+# buildifier: disable=unnamed-macro
 def whisper_model_libraries(visibility = None):
-    """Every variant x part: tiny_encoder, tiny_decoder, base_encoder, base_decoder, from the
-    layout of the variant's dimensions (tiny_layout, base_layout); and per precision its
-    checkpoints (tiny_bf16_checkpoint, ...) and libraries (tiny_bf16_encoder, ...)."""
+    """Every variant x part, its layout and, per precision, its checkpoints and libraries.
+
+    tiny_encoder, tiny_decoder, base_encoder, base_decoder, ... from the layout of the variant's
+    dimensions (tiny_layout, base_layout); per precision its checkpoints (tiny_bf16_checkpoint,
+    ...) and libraries (tiny_bf16_encoder, ...).
+
+    Args:
+      visibility: visibility of every target.
+    """
     for variant in sorted(MODELS) + sorted(FULL_DEPTH):
         model = MODELS.get(variant) or FULL_DEPTH[variant]
         tags = ["manual"] if variant in FULL_DEPTH else None
@@ -231,8 +243,10 @@ def whisper_frontend_library(name, config, variant = "whisper", visibility = Non
     )
 
 def whisper_explorer_index(name, frontend, visibility = None):
-    """The libraries `//tools/codegen:explore -- --model M --part P` chooses from: every variant
-    x part, and the frontend under each variant; X-ray results from //tests/e2e:xray_parity_<variant>_test.
+    """The libraries `//tools/codegen:explore -- --model M --part P` chooses from.
+
+    Every variant x part, and the frontend under each variant; X-ray results from
+    //tests/e2e:xray_parity_<variant>_test.
 
     Args:
       name: target name (writes <name>.json).
@@ -249,10 +263,12 @@ def whisper_explorer_index(name, frontend, visibility = None):
     )
 
 def whisper_library_index(name, visibility = None):
-    """`<name>.json`: layout_sha256 -> the libraries generated for that layout (every variant and
-    precision here; models/whisper/library_index.py), and `<name>` with it, the frontends and the
-    libraries of the variants that serve published models at their real depth in `//...`
-    (what //tools:transcribe runs); `<name>_all` adds the full-depth large models (manual).
+    """`<name>.json`: layout_sha256 -> the libraries generated for that layout.
+
+    Every variant and precision here (models/whisper/library_index.py); `<name>` holds it, the
+    frontends and the libraries of the variants that serve published models at their real depth
+    in `//...` (what //tools:transcribe runs); `<name>_all` adds the full-depth large models
+    (manual).
 
     Args:
       name: target name.

@@ -19,6 +19,7 @@ from whisper.decoding import DecodingTask
 from models.whisper.checkpoint.packed import runfiles_checkpoint_dir
 from runtime.tokenizer import WhisperTokenizer
 
+
 @functools.cache
 def checkpoint_tokenizer(variant: str) -> WhisperTokenizer:
     """The tokenizer of @whisper_<variant> (in the test's data), made once per process."""
@@ -38,8 +39,15 @@ class ScriptedDecoder:
     """TextDecoder over a script, one history per sequence; records what the policy asked for:
     `prefills` (each prompt), `fed` (the tokens of each decode_batch call), `reorders`."""
 
-    def __init__(self, next_logits: NextLogits, n_vocab: int, n_text_ctx: int = 448, max_beams: int = 8,
-                 sot: int | None = None, sot_logits: SotLogits | None = None):
+    def __init__(
+        self,
+        next_logits: NextLogits,
+        n_vocab: int,
+        n_text_ctx: int = 448,
+        max_beams: int = 8,
+        sot: int | None = None,
+        sot_logits: SotLogits | None = None,
+    ):
         self.next_logits, self.sot_logits, self.sot = next_logits, sot_logits, sot
         self.n_vocab, self.n_text_ctx, self.max_beams = n_vocab, n_text_ctx, max_beams
         self.memory = None
@@ -85,8 +93,9 @@ class ScriptedDecoder:
 class ScriptedInference:
     """openai-whisper's Inference interface over the same script."""
 
-    def __init__(self, next_logits: NextLogits, n_vocab: int, n_prefix: int, sot_index: int,
-                 sot_logits: SotLogits | None = None):
+    def __init__(
+        self, next_logits: NextLogits, n_vocab: int, n_prefix: int, sot_index: int, sot_logits: SotLogits | None = None
+    ):
         self.next_logits, self.sot_logits = next_logits, sot_logits
         self.n_vocab, self.n_prefix, self.sot_index = n_vocab, n_prefix, sot_index
 
@@ -97,7 +106,7 @@ class ScriptedInference:
             prompt = tuple(row[: self.n_prefix])
             if first and self.sot_logits is not None:
                 out[i, self.sot_index] = torch.from_numpy(self.sot_logits(prompt))
-            out[i, -1] = torch.from_numpy(self.next_logits(prompt, tuple(row[self.n_prefix:])))
+            out[i, -1] = torch.from_numpy(self.next_logits(prompt, tuple(row[self.n_prefix :])))
         return out
 
     def rearrange_kv_cache(self, source_indices) -> None:
@@ -107,18 +116,23 @@ class ScriptedInference:
         pass
 
 
-def openai_decode(tokenizer, options, next_logits: NextLogits, n_text_ctx: int = 448,
-                  sot_logits: SotLogits | None = None):
+def openai_decode(
+    tokenizer, options, next_logits: NextLogits, n_text_ctx: int = 448, sot_logits: SotLogits | None = None
+):
     """openai-whisper's DecodingTask.run with `options` (its DecodingOptions) over the script on a
     stub model of the tokenizer's vocabulary: (task, result), result None where openai-whisper's
     ranker divides by zero (end of text at the first sampled position)."""
     dims = types.SimpleNamespace(n_text_ctx=n_text_ctx, n_audio_ctx=1500, n_vocab=tokenizer.n_vocab)
-    stub = types.SimpleNamespace(dims=dims, is_multilingual=tokenizer.is_multilingual,
-                                 num_languages=tokenizer.n_vocab - 51765 - int(tokenizer.is_multilingual),
-                                 decoder=types.SimpleNamespace(blocks=[]))
+    stub = types.SimpleNamespace(
+        dims=dims,
+        is_multilingual=tokenizer.is_multilingual,
+        num_languages=tokenizer.n_vocab - 51765 - int(tokenizer.is_multilingual),
+        decoder=types.SimpleNamespace(blocks=[]),
+    )
     task = DecodingTask(stub, options)
-    task.inference = ScriptedInference(next_logits, tokenizer.n_vocab, len(task.initial_tokens), task.sot_index,
-                                       sot_logits)
+    task.inference = ScriptedInference(
+        next_logits, tokenizer.n_vocab, len(task.initial_tokens), task.sot_index, sot_logits
+    )
     if hasattr(task.decoder, "inference"):  # BeamSearchDecoder keeps its own reference
         task.decoder.inference = task.inference
     task._get_audio_features = lambda mel: torch.zeros(1, 1, 1)
@@ -129,7 +143,8 @@ def openai_decode(tokenizer, options, next_logits: NextLogits, n_text_ctx: int =
     return task, result
 
 
-def scripted_decoder_for(tokenizer, next_logits: NextLogits, n_text_ctx: int = 448,
-                         sot_logits: SotLogits | None = None, max_beams: int = 8) -> ScriptedDecoder:
+def scripted_decoder_for(
+    tokenizer, next_logits: NextLogits, n_text_ctx: int = 448, sot_logits: SotLogits | None = None, max_beams: int = 8
+) -> ScriptedDecoder:
     """A ScriptedDecoder of the tokenizer's vocabulary and start-of-transcript token."""
     return ScriptedDecoder(next_logits, tokenizer.n_vocab, n_text_ctx, max_beams, tokenizer.sot, sot_logits)

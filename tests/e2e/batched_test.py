@@ -37,8 +37,8 @@ from runtime.options import OptionError, options_from
 from runtime.testing import speech_gaps
 from runtime.testing.offline_cache import offline_cache  # noqa: F401 (autouse fixture)
 from tests.e2e.wer import edit_counts, normalized_words
-from tools.testing import joined_audio
 from tools.bench.faster_whisper_peer import ctranslate2_model_dir  # faster-whisper's own tiny.en
+from tools.testing import joined_audio
 
 # Both engines put timestamps on the 20 ms grid of a chunk, then add the chunk's offset and map it
 # back to the recording rounded to 10 ms; they differ by a timestamp step at most. Without
@@ -48,8 +48,12 @@ SECONDS = 0.02
 # Segments whose text may differ from faster-whisper's: CTranslate2's beam search and arithmetic
 # are not openai-whisper's (ckw), and a near-tie between two beams can go either way. Measured 0.
 TEXT_MISMATCHES = 0
-CLIPS = ("jfk.wav", "librispeech/1089-134686-0000.flac", "librispeech/2830-3980-0043.wav",
-         "librispeech/4507-16021-0012.wav")
+CLIPS = (
+    "jfk.wav",
+    "librispeech/1089-134686-0000.flac",
+    "librispeech/2830-3980-0043.wav",
+    "librispeech/4507-16021-0012.wav",
+)
 SONNETS = "long/shakespeare_sonnets_I-III_concat.flac"
 MORE_DELETIONS = 2  # reference words batched with timestamps may delete beyond batched without
 CHUNK_DELETIONS = 2  # of a chunk's words without timestamps, missing with them
@@ -66,7 +70,9 @@ def recordings() -> dict:
 
 @pytest.fixture(scope="module")
 def models():
-    theirs = faster_whisper.WhisperModel(ctranslate2_model_dir("tiny", ""), device="cpu", compute_type="float32", cpu_threads=2)
+    theirs = faster_whisper.WhisperModel(
+        ctranslate2_model_dir("tiny", ""), device="cpu", compute_type="float32", cpu_threads=2
+    )
     with ckw.WhisperModel("tiny.en", device="cpu", compute_type="float32", cpu_threads=2) as ours:
         yield faster_whisper.BatchedInferencePipeline(theirs), ckw.BatchedInferencePipeline(ours)
 
@@ -86,10 +92,13 @@ def test_faster_whisper_batched_gives_the_same_chunks_texts_and_times(models, re
     segments, info = ours.model.engine.transcribe(audio, batch_size=8, without_timestamps=without_timestamps)
     list(segments)
     assert info.speech_chunks == want_chunks, "the compiled Silero VAD's chunks differ from faster-whisper's"
-    got_meta = batched.merge_chunks(np.zeros(sum(c["end"] - c["start"] for c in want_chunks), np.float32),
-                                    [(c["start"], c["end"]) for c in want_chunks])
-    assert [(c.offset, c.duration) for c in got_meta] == [(m["offset"], m["duration"]) for m in want_meta
-                                                          if m["duration"] > 0]
+    got_meta = batched.merge_chunks(
+        np.zeros(sum(c["end"] - c["start"] for c in want_chunks), np.float32),
+        [(c["start"], c["end"]) for c in want_chunks],
+    )
+    assert [(c.offset, c.duration) for c in got_meta] == [
+        (m["offset"], m["duration"]) for m in want_meta if m["duration"] > 0
+    ]
     assert (b_info.duration, b_info.duration_after_vad) == (a_info.duration, a_info.duration_after_vad)
     assert dataclasses.asdict(b_info.vad_options) == dataclasses.asdict(a_info.vad_options)
 
@@ -98,22 +107,23 @@ def test_faster_whisper_batched_gives_the_same_chunks_texts_and_times(models, re
         for s in segments:
             by_chunk.setdefault(s.seek, []).append(s)
     assert ours_by_chunk.keys() == theirs_by_chunk.keys()
-    further = [s.text for seek, ours_ in ours_by_chunk.items() for s in ours_[len(theirs_by_chunk[seek]):]]
+    further = [s.text for seek, ours_ in ours_by_chunk.items() for s in ours_[len(theirs_by_chunk[seek]) :]]
     assert not (without_timestamps and further), further
     print(f"{name}: {len(further)} segments decoded after a chunk's first window: {further}")
-    b_segments = [s for seek in theirs_by_chunk for s in ours_by_chunk[seek][:len(theirs_by_chunk[seek])]]
+    b_segments = [s for seek in theirs_by_chunk for s in ours_by_chunk[seek][: len(theirs_by_chunk[seek])]]
     assert len(b_segments) == len(a_segments)
     differing = [(a.text, b.text) for a, b in zip(a_segments, b_segments) if a.text != b.text]
     for a, b in differing:
         print(f"{name}: faster-whisper {a!r}\n{' ' * len(name)}  ckw            {b!r}")
     assert len(differing) <= TEXT_MISMATCHES
-    deltas = [abs(b - a) for sa, sb in zip(a_segments, b_segments) for a, b in ((sa.start, sb.start),
-                                                                                (sa.end, sb.end))]
+    deltas = [abs(b - a) for sa, sb in zip(a_segments, b_segments) for a, b in ((sa.start, sb.start), (sa.end, sb.end))]
     assert max(deltas) <= SECONDS + 1e-9, deltas
     assert [s.seek for s in b_segments] == [s.seek for s in a_segments]
-    print(f"{name} without_timestamps={without_timestamps}: {len(want_chunks)} speech chunks and "
-          f"{len(got_meta)} batched chunks equal; {len(a_segments)} segments, {len(differing)} texts differ, "
-          f"boundaries within {max(deltas):.3f} s")
+    print(
+        f"{name} without_timestamps={without_timestamps}: {len(want_chunks)} speech chunks and "
+        f"{len(got_meta)} batched chunks equal; {len(a_segments)} segments, {len(differing)} texts differ, "
+        f"boundaries within {max(deltas):.3f} s"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -130,7 +140,7 @@ def test_batched_equals_each_chunk_alone(engine, recordings, name, without_times
     segments, info = engine.transcribe(audio, **options)
     together = list(segments)
     opts = engine.check_options(**options)
-    speech = np.concatenate([audio[c["start"]:c["end"]] for c in info.speech_chunks])
+    speech = np.concatenate([audio[c["start"] : c["end"]] for c in info.speech_chunks])
     chunks = batched.merge_chunks(speech, [(c["start"], c["end"]) for c in info.speech_chunks])
     assert len(chunks) >= (2 if name == "sonnets" else 1)
     alone = batched._Runner(engine, opts, 1)
@@ -142,9 +152,16 @@ def test_batched_equals_each_chunk_alone(engine, recordings, name, without_times
         got = by_seek.pop(int(chunk.offset * 100))
         assert [(s.tokens, s.text, s.avg_logprob) for s in got] == [(s.tokens, s.text, s.avg_logprob) for s in solo]
         # openai-whisper's transcribe() of the chunk alone, nothing carried, nothing skipped
-        plain, _ = engine.transcribe(chunk.samples, beam_size=5, without_timestamps=without_timestamps, temperature=0.0,
-                                     no_speech_threshold=None, condition_on_previous_text=False,
-                                     compression_ratio_threshold=None, logprob_threshold=None)
+        plain, _ = engine.transcribe(
+            chunk.samples,
+            beam_size=5,
+            without_timestamps=without_timestamps,
+            temperature=0.0,
+            no_speech_threshold=None,
+            condition_on_previous_text=False,
+            compression_ratio_threshold=None,
+            logprob_threshold=None,
+        )
         assert [s.tokens for s in plain] == [s.tokens for s in solo]
     assert not by_seek
 
@@ -166,10 +183,15 @@ def test_timestamps_keep_every_word_of_a_joined_recording(engine):
     for seek, texts in chunks[True].items():
         plain, stamped = normalized_words("".join(texts)), normalized_words("".join(chunks[False][seek]))
         subs, dels, ins = edit_counts(plain, stamped)
-        print(f"chunk at {seek / 100:.2f} s: {len(plain)} words without timestamps; with them {subs} substituted, "
-              f"{dels} deleted, {ins} inserted")
-        assert dels <= CHUNK_DELETIONS and subs + dels + ins <= TIMESTAMP_WORD_EDITS * len(plain), \
-            (seek, " ".join(plain), " ".join(stamped))
+        print(
+            f"chunk at {seek / 100:.2f} s: {len(plain)} words without timestamps; with them {subs} substituted, "
+            f"{dels} deleted, {ins} inserted"
+        )
+        assert dels <= CHUNK_DELETIONS and subs + dels + ins <= TIMESTAMP_WORD_EDITS * len(plain), (
+            seek,
+            " ".join(plain),
+            " ".join(stamped),
+        )
     print(f"{len(reference)} reference words: {deletions[True]} deleted without timestamps, {deletions[False]} with")
     assert deletions[False] <= deletions[True] + MORE_DELETIONS, deletions
 

@@ -80,8 +80,9 @@ def test_context_full_is_reported_at_n_text_ctx(engines, memories):
 
 
 def test_interleaved_variants_give_the_tokens_they_give_alone(engines, memories):
-    alone = {v: greedy_decode(e.decoder, e.tokenizer, memories[v], DecodingOptions()).tokens
-             for v, e in engines.items()}
+    alone = {
+        v: greedy_decode(e.decoder, e.tokenizer, memories[v], DecodingOptions()).tokens for v, e in engines.items()
+    }
     # Interleave step by step: both decoders live, alternating prefill and decode calls.
     state = {}
     for v, e in engines.items():

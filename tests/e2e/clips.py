@@ -22,7 +22,7 @@ def shard(items: list) -> list:
     shards = int(os.environ.get("TEST_TOTAL_SHARDS", "1"))
     if shards > 1:
         open(os.environ["TEST_SHARD_STATUS_FILE"], "a").close()
-    return items[int(os.environ.get("TEST_SHARD_INDEX", "0"))::shards]
+    return items[int(os.environ.get("TEST_SHARD_INDEX", "0")) :: shards]
 
 
 def manifest(folder: str) -> list[dict[str, str]]:

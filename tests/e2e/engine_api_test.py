@@ -50,21 +50,26 @@ def test_bytes_and_samples_give_the_file_transcript():
 
 
 def test_options_are_openai_whisper_keywords():
-    segments, info = engine().transcribe(jfk(), without_timestamps=True, temperature=0.0,
-                                         condition_on_previous_text=False)
+    segments, info = engine().transcribe(
+        jfk(), without_timestamps=True, temperature=0.0, condition_on_previous_text=False
+    )
     (segment,) = list(segments)
     assert segment.end == 11.0 and info.options == TranscribeOptions(
-        language="en", without_timestamps=True, temperature=0.0, condition_on_previous_text=False)
+        language="en", without_timestamps=True, temperature=0.0, condition_on_previous_text=False
+    )
 
 
-@pytest.mark.parametrize("options,message", [
-    ({"beam_sise": 5}, "beam_sise is not a transcribe option"),
-    ({"beam_size": 9}, "beam_size=9 is more than the 8 sequences"),
-    ({"temperature": (0.0, 1.5)}, "temperature=1.5 must be between 0 and 1"),
-    ({"patience": 2.0}, "patience needs beam_size"),
-    ({"language": "de"}, "needs a multilingual checkpoint"),
-    ({"task": "translate"}, "needs a multilingual checkpoint"),
-])
+@pytest.mark.parametrize(
+    "options,message",
+    [
+        ({"beam_sise": 5}, "beam_sise is not a transcribe option"),
+        ({"beam_size": 9}, "beam_size=9 is more than the 8 sequences"),
+        ({"temperature": (0.0, 1.5)}, "temperature=1.5 must be between 0 and 1"),
+        ({"patience": 2.0}, "patience needs beam_size"),
+        ({"language": "de"}, "needs a multilingual checkpoint"),
+        ({"task": "translate"}, "needs a multilingual checkpoint"),
+    ],
+)
 def test_bad_options_are_one_line_errors(options, message):
     with pytest.raises(ValueError, match=message) as e:
         engine().transcribe(jfk(), **options)

@@ -135,8 +135,9 @@ def test_a_file_without_audio_is_a_one_line_error(tmp_path):
     assert message.startswith(f"{path}: no audio stream (the file holds video)") and "\n" not in message
 
 
-@pytest.mark.parametrize("content,reason", [(b"plain text, not media\n" * 10, "neither WAV nor a format FFmpeg"),
-                                            (b"", "empty")])
+@pytest.mark.parametrize(
+    "content,reason", [(b"plain text, not media\n" * 10, "neither WAV nor a format FFmpeg"), (b"", "empty")]
+)
 def test_unreadable_files_are_one_line_errors(tmp_path, content, reason):
     path = tmp_path / "notes.m4a"
     path.write_bytes(content)

@@ -34,9 +34,9 @@ CASES += [pytest.param("base", "jfk.wav", "translate", "translate jfk.wav", id="
 
 KNOWN = {
     ("tiny", "jfk.wav"): "And so my fellow Americans ask not what your country can do for you, "
-                         "ask what you can do for your country.",
+    "ask what you can do for your country.",
     ("base", "jfk.wav"): "And so my fellow Americans, ask not what your country can do for you, "
-                         "ask what you can do for your country.",
+    "ask what you can do for your country.",
 }
 
 

@@ -90,7 +90,7 @@ def test_translation_equals_openai_whisper(clip):
     assert got["language"] == want["language"] == "de"
     first_fallback = next((i for i, w in enumerate(want_windows) if len(w) > 1), None)
     assert first_fallback == GERMAN[clip]
-    deterministic = want_windows if first_fallback is None else want_windows[:first_fallback + 1]
+    deterministic = want_windows if first_fallback is None else want_windows[: first_fallback + 1]
     assert len(got["windows"]) >= len(deterministic)
     for i, (ours, theirs) in enumerate(zip(got["windows"], deterministic)):
         assert ours["attempts"][0]["tokens"] == theirs[0][1], f"{clip} window {i}: greedy attempt"

@@ -33,11 +33,14 @@ def test_beam_transcribe_equals_openai_whisper():
     engine = Engine.from_runfiles(VARIANT)
     wav = audio_input.load_audio_bytes(runfiles.locate("test_audio", CLIP))
     t0 = time.perf_counter()
-    got = engine.transcribe_long(wav, longform.TranscribeOptions(language="en", temperature=TEMPERATURES,
-                                                                 beam_size=5, best_of=5))
+    got = engine.transcribe_long(
+        wav, longform.TranscribeOptions(language="en", temperature=TEMPERATURES, beam_size=5, best_of=5)
+    )
     seconds = time.perf_counter() - t0
-    print(f"\n{CLIP} beam 5: {len(got['segments'])} segments; ckw {seconds:.2f} s, openai-whisper "
-          f"{ref_seconds:.2f} s", file=sys.stderr)
+    print(
+        f"\n{CLIP} beam 5: {len(got['segments'])} segments; ckw {seconds:.2f} s, openai-whisper {ref_seconds:.2f} s",
+        file=sys.stderr,
+    )
     assert [len(w["attempts"]) for w in got["windows"]] == [1] * len(got["windows"])
     assert len(got["segments"]) == len(ref["segments"])
     for s, r in zip(got["segments"], ref["segments"], strict=True):

@@ -88,8 +88,9 @@ def check_against_reference(case, got, abs_logprob):
     fallback = FALLBACK.get(case, [])
     ref, ref_attempts, _ = reference(case)
     ref_windows = windows_of(ref_attempts)
-    assert [i for i, w in enumerate(ref_windows) if len(w) > 1] == fallback, \
+    assert [i for i, w in enumerate(ref_windows) if len(w) > 1] == fallback, (
         "openai-whisper fell back on other windows than this test expects: the comparison needs greedy windows"
+    )
     assert all(i == len(ref_windows) - 1 for i in fallback), "a sampled window mid-clip would make the rest random"
     ours_windows = got["windows"]
     assert [i for i, w in enumerate(ours_windows) if len(w["attempts"]) > 1] == fallback
@@ -107,14 +108,14 @@ def check_against_reference(case, got, abs_logprob):
     assert len(greedy) == len(ref["segments"]) or fallback
     ours_greedy = [s for s in got["segments"] if s["temperature"] == 0.0]
     assert len(ours_greedy) == len(greedy), f"{len(ours_greedy)} greedy segments, openai-whisper {len(greedy)}"
-    assert got["segments"][:len(greedy)] == ours_greedy, "a sampled segment before a greedy one"
+    assert got["segments"][: len(greedy)] == ours_greedy, "a sampled segment before a greedy one"
     for s, r in zip(ours_greedy, greedy, strict=True):
         for key in ("id", "seek", "start", "end", "text", "tokens", "temperature"):
             assert s[key] == r[key], f"segment {r['id']} {key}: ours {s[key]!r}, openai-whisper {r[key]!r}"
         assert s["avg_logprob"] == pytest.approx(r["avg_logprob"], abs=abs_logprob)
         assert s["no_speech_prob"] == pytest.approx(r["no_speech_prob"], abs=abs_logprob)
         assert s["compression_ratio"] == r["compression_ratio"]
-    assert all(s["temperature"] > 0 for s in got["segments"][len(greedy):])
+    assert all(s["temperature"] > 0 for s in got["segments"][len(greedy) :])
     assert got["language"] == ref["language"]
     if not fallback:
         assert len(got["segments"]) == len(ref["segments"])
@@ -133,13 +134,17 @@ def test_c_engine_transcribe_equals_openai_whisper(case, engines):
         engines[variant] = Engine.from_runfiles(variant)
     engine = engines[variant]
     t0 = time.perf_counter()
-    got = engine.transcribe_long(clip_path(clip),
-                                 longform.TranscribeOptions(language=None, temperature=TEMPERATURES, **options))
+    got = engine.transcribe_long(
+        clip_path(clip), longform.TranscribeOptions(language=None, temperature=TEMPERATURES, **options)
+    )
     seconds = time.perf_counter() - t0
     ref, _, ref_seconds = reference(case)
-    print(f"\n{case} ({variant}, {clip}): {len(got['segments'])} segments, {len(got['windows'])} windows; "
-          f"ckw {seconds:.2f} s (timings_ms {got['timings_ms']}), openai-whisper {ref_seconds:.2f} s, "
-          f"ratio {seconds / ref_seconds:.2f}", file=sys.stderr)
+    print(
+        f"\n{case} ({variant}, {clip}): {len(got['segments'])} segments, {len(got['windows'])} windows; "
+        f"ckw {seconds:.2f} s (timings_ms {got['timings_ms']}), openai-whisper {ref_seconds:.2f} s, "
+        f"ratio {seconds / ref_seconds:.2f}",
+        file=sys.stderr,
+    )
     for s in got["segments"]:
         print(f"  [{s['start']:7.2f} -> {s['end']:7.2f}] T={s['temperature']} {s['text']}", file=sys.stderr)
     check_against_reference(case, got, abs_logprob=2e-3)
@@ -166,12 +171,15 @@ def check_writers(got, ref):
     for s, cue, caption in zip(got["segments"], cues, captions, strict=True):
         text = s["text"].strip().replace("-->", "->")
         assert cue.content == caption.text == text
-        for start, end in ((cue.start.total_seconds(), cue.end.total_seconds()),
-                           (caption.start_time.in_milliseconds() / 1000, caption.end_time.in_milliseconds() / 1000)):
+        for start, end in (
+            (cue.start.total_seconds(), cue.end.total_seconds()),
+            (caption.start_time.in_milliseconds() / 1000, caption.end_time.in_milliseconds() / 1000),
+        ):
             assert start == pytest.approx(s["start"], abs=5e-4) and end == pytest.approx(s["end"], abs=5e-4)
 
 
 if "michael" in SELECTED:  # collected in the michael target only, where its clip is in the data
+
     def test_michael_policy_on_the_reference_model_equals_openai_whisper():
         """The same loop over openai-whisper's PyTorch encoder and decoder: float-rounding agreement."""
         variant, clip, _ = CASES["michael"]
@@ -179,9 +187,17 @@ if "michael" in SELECTED:  # collected in the michael target only, where its cli
         tok = WhisperTokenizer.from_checkpoint(runfiles_checkpoint_dir(variant))
         audio = openai_reference.read_audio_16k(runfiles.locate("test_audio", clip))
         mel = whisper.log_mel_spectrogram(torch.from_numpy(audio), model.dims.n_mels, padding=whisper.audio.N_SAMPLES)
-        encode = lambda window: openai_reference.encoder_memory(model, torch.from_numpy(window))  # noqa: E731
-        got = longform.transcribe(mel.numpy(), encode, TorchTextDecoder(model), tok,
-                                  longform.TranscribeOptions(language=None, temperature=TEMPERATURES))
+
+        def encode(window):
+            return openai_reference.encoder_memory(model, torch.from_numpy(window))
+
+        got = longform.transcribe(
+            mel.numpy(),
+            encode,
+            TorchTextDecoder(model),
+            tok,
+            longform.TranscribeOptions(language=None, temperature=TEMPERATURES),
+        )
         # torch's float32 log_softmax is off by up to ~7e-5 from float64 on these logits; ours is not.
         check_against_reference("michael", got, abs_logprob=2e-4)
         assert np.isfinite([s["no_speech_prob"] for s in got["segments"]]).all()

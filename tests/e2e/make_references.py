@@ -45,8 +45,11 @@ def compute(variant: str, case: references.Case, audio_path: str) -> dict:
 def transcribe(variant, audio, options) -> dict:
     """whisper.transcribe's result, its decode() attempts in order and the temperature schedule."""
     result, calls = oracle.transcribe_recording(variant, audio, **options)
-    return {"result": result, "attempts": [oracle.decoding_result_json(r) for _, r in calls],
-            "temperature": list(options["temperature"])}
+    return {
+        "result": result,
+        "attempts": [oracle.decoding_result_json(r) for _, r in calls],
+        "temperature": list(options["temperature"]),
+    }
 
 
 def _number(value):
@@ -72,7 +75,7 @@ def main(argv=None) -> int:
         parser.error(f"no case {sorted(unknown)} in the {args.set} set for {args.variant}")
     if args.case:
         cases = [c for c in cases if c.id in args.case]
-    cases = cases[args.part::args.parts]
+    cases = cases[args.part :: args.parts]
     if not cases:
         parser.error(f"part {args.part} of {args.parts} of the {args.set} set for {args.variant} has no case")
 
@@ -86,8 +89,12 @@ def main(argv=None) -> int:
             results[case.id] = compute(args.variant, case, path)
     # Python floats print their shortest repr, so every float reads back with the same bits.
     with open(args.out, "w", encoding="utf-8") as f:
-        json.dump({"set": args.set, "variant": args.variant, "part": args.part, "parts": args.parts,
-                   "results": results}, f, sort_keys=True, default=_number)
+        json.dump(
+            {"set": args.set, "variant": args.variant, "part": args.part, "parts": args.parts, "results": results},
+            f,
+            sort_keys=True,
+            default=_number,
+        )
         f.write("\n")
     return 0
 

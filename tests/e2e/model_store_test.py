@@ -29,8 +29,8 @@ from safetensors.numpy import load_file
 from transformers import WhisperConfig, WhisperForConditionalGeneration
 
 from models.whisper.checkpoint import store, synthetic
-from models.whisper.checkpoint.convert_openai import canonical_to_openai
 from models.whisper.checkpoint.canonical import DIM_KEYS, is_key_bias
+from models.whisper.checkpoint.convert_openai import canonical_to_openai
 from models.whisper.checkpoint.errors import CheckpointError
 from models.whisper.checkpoint.packed import PackedCheckpoint, runfiles_checkpoint_dir
 from runtime import libraries, runfiles
@@ -57,11 +57,19 @@ def save_finetune(directory: str, storage: str, seed: int = 1) -> str:
     storage "f16": the moved values rounded to float16 (a fine-tune trained in float16)."""
     ckpt = tiny_en()
     cfg = ckpt.config
-    config = WhisperConfig(vocab_size=cfg["n_vocab"], num_mel_bins=cfg["n_mels"], d_model=cfg["n_audio_state"],
-                           encoder_layers=cfg["n_audio_layer"], encoder_attention_heads=cfg["n_audio_head"],
-                           decoder_layers=cfg["n_text_layer"], decoder_attention_heads=cfg["n_text_head"],
-                           encoder_ffn_dim=4 * cfg["n_audio_state"], decoder_ffn_dim=4 * cfg["n_text_state"],
-                           max_source_positions=cfg["n_audio_ctx"], max_target_positions=cfg["n_text_ctx"])
+    config = WhisperConfig(
+        vocab_size=cfg["n_vocab"],
+        num_mel_bins=cfg["n_mels"],
+        d_model=cfg["n_audio_state"],
+        encoder_layers=cfg["n_audio_layer"],
+        encoder_attention_heads=cfg["n_audio_head"],
+        decoder_layers=cfg["n_text_layer"],
+        decoder_attention_heads=cfg["n_text_head"],
+        encoder_ffn_dim=4 * cfg["n_audio_state"],
+        decoder_ffn_dim=4 * cfg["n_text_state"],
+        max_source_positions=cfg["n_audio_ctx"],
+        max_target_positions=cfg["n_text_ctx"],
+    )
     model = WhisperForConditionalGeneration(config)
     rng = np.random.default_rng(seed)
     state = {}
@@ -167,8 +175,17 @@ def test_a_legacy_pytorch_model_bin_directory_packs_to_the_same_weights(tmp_path
 def test_the_cli_takes_a_model_dir_and_converts_it_once(tmp_path, cache):
     directory = save_finetune(str(tmp_path / "my-finetune"), "f32")
     cli = runfiles.locate("ckw", "tools/transcribe")
-    argv = [cli, "--model_dir", directory, "--wav", runfiles.locate("test_audio", "jfk.wav"), "--beam_size=0",
-            "--output_format=json", "--output=-", "--noverbose"]
+    argv = [
+        cli,
+        "--model_dir",
+        directory,
+        "--wav",
+        runfiles.locate("test_audio", "jfk.wav"),
+        "--beam_size=0",
+        "--output_format=json",
+        "--output=-",
+        "--noverbose",
+    ]
     env = {**os.environ, "BUILD_WORKING_DIRECTORY": str(tmp_path)}
     first = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
     assert first.returncode == 0, first.stderr
@@ -198,8 +215,17 @@ def test_a_finetune_in_the_hugging_face_cache_is_found_offline_by_its_hub_id(tmp
         shutil.copy(os.path.join(directory, name), blob)
         os.symlink(os.path.relpath(blob, snapshot), snapshot / name)
     # A new process, as a user's: huggingface_hub reads HF_HUB_CACHE when it is imported.
-    argv = [runfiles.locate("ckw", "tools/transcribe"), "--model", HUB_ID, "--local_files_only", "--wav",
-            runfiles.locate("test_audio", "jfk.wav"), "--output_format=json", "--output=-", "--noverbose"]
+    argv = [
+        runfiles.locate("ckw", "tools/transcribe"),
+        "--model",
+        HUB_ID,
+        "--local_files_only",
+        "--wav",
+        runfiles.locate("test_audio", "jfk.wav"),
+        "--output_format=json",
+        "--output=-",
+        "--noverbose",
+    ]
     env = {**os.environ, "HF_HUB_CACHE": str(tmp_path / "hf-hub"), "BUILD_WORKING_DIRECTORY": str(tmp_path)}
     env.pop("HF_HUB_OFFLINE")  # --local_files_only alone keeps it off the network
     run = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
@@ -215,8 +241,7 @@ def test_a_finetune_in_the_hugging_face_cache_is_found_offline_by_its_hub_id(tmp
 
 def test_a_conversion_killed_midway_leaves_no_entry(tmp_path, cache):
     directory = save_finetune(str(tmp_path / "my-finetune"), "f32")
-    code = ("import sys; from models.whisper.checkpoint import store; "
-            "store.resolve(None, model_dir=sys.argv[1])")
+    code = "import sys; from models.whisper.checkpoint import store; store.resolve(None, model_dir=sys.argv[1])"
     env = {**os.environ, "PYTHONPATH": ":".join(sys.path)}
     child = subprocess.Popen([sys.executable, "-c", code, directory], env=env, stderr=subprocess.PIPE)
     partial = None
@@ -240,8 +265,13 @@ def test_offline_with_no_files_says_where_it_looked_and_what_to_do(cache):
         store.resolve("small", local_files_only=True)
     message = str(e.value)
     assert "\n" not in message and message.startswith("--model small: not found")
-    for part in (str(cache / "small"), "openai/whisper-small", "--model_dir", "huggingface-cli download",
-                 "where the Hub is reachable"):
+    for part in (
+        str(cache / "small"),
+        "openai/whisper-small",
+        "--model_dir",
+        "huggingface-cli download",
+        "where the Hub is reachable",
+    ):
         assert part in message, part
     assert not os.path.exists(cache / "small")
 

@@ -11,9 +11,10 @@ measures, neither decided by chance (docs/precision.md, "The gates"):
    openai-whisper's temperature fallback, its sampling seeded, so each build's run repeats);
    normalized with openai-whisper's EnglishTextNormalizer. Without the fallback a greedy loop
    decides the gap: tiny's bf16 and int8 builds repeat "I'm going to say" to the end of the
-   52 s spontaneous recording at temperature 0 only (196 errors of its 122 words), fp32 does not. A paired bootstrap over the clips
-   (wer.paired_bootstrap) fails the build when it is worse than fp32 with 95% confidence, or
-   worse by more than MAX_WER_GAP points, and prints the gap and its interval.
+   52 s spontaneous recording at temperature 0 only (196 errors of its 122 words), fp32 does
+   not. A paired bootstrap over the clips (wer.paired_bootstrap) fails the build when it is
+   worse than fp32 with 95% confidence, or worse by more than MAX_WER_GAP points, and prints
+   the gap and its interval.
 
 And the gates' own test: an int8 checkpoint with one GEMM's scales wrong by a quarter (a real
 bug's size) must fail the teacher-forced gate, and the bootstrap must fail errors worse on many
@@ -60,8 +61,11 @@ def engine(precision: str, checkpoint: str | None = None) -> Engine:
     """One engine per build for the whole module (closed at its end)."""
     key = (precision, checkpoint)
     if key not in _ENGINES:
-        _ENGINES[key] = (Engine.from_runfiles(VARIANT, precision=precision) if checkpoint is None else
-                         Engine.from_checkpoint(checkpoint))
+        _ENGINES[key] = (
+            Engine.from_runfiles(VARIANT, precision=precision)
+            if checkpoint is None
+            else Engine.from_checkpoint(checkpoint)
+        )
     return _ENGINES[key]
 
 
@@ -95,9 +99,11 @@ def forced_agreement(build: Engine) -> teacher_forced.Agreement:
 def forced_verdict(precision: str, agreement: teacher_forced.Agreement, what: str) -> tuple[bool, str]:
     max_kl, min_top1 = FORCED_BOUNDS[precision]
     ok = agreement.kl <= max_kl and agreement.top1 >= min_top1
-    report = (f"{VARIANT} {what} teacher-forced on fp32's tokens: KL {agreement.kl:.2e} per token (gate <= "
-              f"{max_kl:.1e}), top-1 agreement {agreement.top1:.2f}% ({agreement.disagreements} of "
-              f"{agreement.tokens} differ; gate >= {min_top1}%): {'pass' if ok else 'FAIL'}")
+    report = (
+        f"{VARIANT} {what} teacher-forced on fp32's tokens: KL {agreement.kl:.2e} per token (gate <= "
+        f"{max_kl:.1e}), top-1 agreement {agreement.top1:.2f}% ({agreement.disagreements} of "
+        f"{agreement.tokens} differ; gate >= {min_top1}%): {'pass' if ok else 'FAIL'}"
+    )
     print(report, file=sys.stderr)
     return ok, report
 
@@ -135,8 +141,10 @@ def test_wer_is_not_worse_than_fp32_by_a_paired_bootstrap(precision):
     wer = {p: 100.0 * sum(e for e, _ in errs) / sum(words) for p, errs in (("fp32", fp32), (precision, narrow))}
     gap = paired_bootstrap([e for e, _ in fp32], [e for e, _ in narrow], words)
     ok = wer_verdict(gap)
-    report = (f"{VARIANT}: WER fp32 {wer['fp32']:.2f}%, {precision} {wer[precision]:.2f}%; {precision} - fp32 = {gap} "
-              f"(gate: P(worse) < {CONFIDENCE} and gap <= {MAX_WER_GAP}): {'pass' if ok else 'FAIL'}")
+    report = (
+        f"{VARIANT}: WER fp32 {wer['fp32']:.2f}%, {precision} {wer[precision]:.2f}%; {precision} - fp32 = {gap} "
+        f"(gate: P(worse) < {CONFIDENCE} and gap <= {MAX_WER_GAP}): {'pass' if ok else 'FAIL'}"
+    )
     print(report)
     print(report, file=sys.stderr)
     assert ok, report
@@ -172,6 +180,7 @@ def rescaled_checkpoint(source: str, out_dir: str, names: list[str], factor: flo
     checkpoint of the same layout (so the same libraries run it), its manifest's hashes new."""
     src = PackedCheckpoint(source, verify=False)
     with pack.staged(out_dir) as tmp:
+
         def tensors():
             for e in src.manifest["tensors"]:
                 data = np.frombuffer(src.raw(e["name"]), dtype={"f32": "<f4", "i8": "|i1"}.get(e["dtype"], "<u2"))
@@ -185,7 +194,10 @@ def rescaled_checkpoint(source: str, out_dir: str, names: list[str], factor: flo
         pack.dump(os.path.join(tmp, "manifest.json"), manifest)
         pack.dump(os.path.join(tmp, "model_config.json"), dict(src.config, manifest_sha256=manifest["manifest_sha256"]))
         pack.dump(os.path.join(tmp, "audit.json"), {"broken on purpose": names, "factor": factor})
-        with open(os.path.join(source, "tokenizer.json"), "rb") as f, open(os.path.join(tmp, "tokenizer.json"), "wb") as g:
+        with (
+            open(os.path.join(source, "tokenizer.json"), "rb") as f,
+            open(os.path.join(tmp, "tokenizer.json"), "wb") as g,
+        ):
             g.write(f.read())
     return out_dir
 

@@ -38,8 +38,10 @@ def test_language_detection_agrees_with_fp32(precision):
     for name, lang, ours, other in rows:
         print(f"{VARIANT} {name:24} labelled {lang:3} fp32 {ours:3} {precision} {other}")
     differ = [r for r in rows if r[2] != r[3]]
-    print(f"{VARIANT}: language detection, {precision} agrees with fp32 on {len(rows) - len(differ)} of {len(rows)} "
-          "shared multilingual clips")
+    print(
+        f"{VARIANT}: language detection, {precision} agrees with fp32 on {len(rows) - len(differ)} of {len(rows)} "
+        "shared multilingual clips"
+    )
     assert not differ, differ
 
 

@@ -77,7 +77,7 @@ SUBSET_STRIDE = {"tiny": 1, "base": 3}
 
 
 def _subset(variant, clips):
-    return clips[::SUBSET_STRIDE[variant]]
+    return clips[:: SUBSET_STRIDE[variant]]
 
 
 def _greedy(variant, audio_root):
@@ -97,8 +97,15 @@ BEAM_EXTRA_CLIPS = 3
 def _beam(variant, audio_root):
     clips = _subset(variant, shared_clips(audio_root))
     runs = [(clip, {}) for clip in clips] + [(c, extra) for c in clips[:BEAM_EXTRA_CLIPS] for extra in BEAM_EXTRA]
-    return [Case(f"{clip} beam 5" + "".join(f" {k} {v}" for k, v in extra.items()), "window", clip,
-                 {"language": "en", "beam_size": 5, **extra}) for clip, extra in runs]
+    return [
+        Case(
+            f"{clip} beam 5" + "".join(f" {k} {v}" for k, v in extra.items()),
+            "window",
+            clip,
+            {"language": "en", "beam_size": 5, **extra},
+        )
+        for clip, extra in runs
+    ]
 
 
 def _word_timestamps(variant, audio_root):
@@ -110,8 +117,11 @@ def _word_timestamps(variant, audio_root):
 
 
 def _longform(variant, audio_root):
-    return [Case(name, "transcribe", clip, {"temperature": TEMPERATURES, "language": None, **options})
-            for name, (v, clip, options) in LONGFORM.items() if v == variant]
+    return [
+        Case(name, "transcribe", clip, {"temperature": TEMPERATURES, "language": None, **options})
+        for name, (v, clip, options) in LONGFORM.items()
+        if v == variant
+    ]
 
 
 def _longform_beam(variant, audio_root):
@@ -158,8 +168,10 @@ class References(dict):
         self.set_name, self.variant = set_name, variant
 
     def __missing__(self, case_id):
-        raise KeyError(f"openai-whisper's {self.set_name} reference for {self.variant} has no case {case_id!r} in "
-                       f"this test's data: add its openai_reference target (tests/e2e/BUILD.bazel) to data")
+        raise KeyError(
+            f"openai-whisper's {self.set_name} reference for {self.variant} has no case {case_id!r} in "
+            f"this test's data: add its openai_reference target (tests/e2e/BUILD.bazel) to data"
+        )
 
 
 def load(set_name: str, variant: str) -> References:

@@ -15,11 +15,21 @@ from runtime.engine import Engine
 from runtime.paged_decoder import Cancelled
 from runtime.streams import Streams
 
-CLIPS = ["jfk.wav", "librispeech/1089-134686-0000.flac", "librispeech/1089-134686-0002.wav",
-         "librispeech/1089-134691-0000.flac", "librispeech/1089-134691-0001.flac"]
+CLIPS = [
+    "jfk.wav",
+    "librispeech/1089-134686-0000.flac",
+    "librispeech/1089-134686-0002.wav",
+    "librispeech/1089-134691-0000.flac",
+    "librispeech/1089-134691-0001.flac",
+]
 LONG = "long/shakespeare_sonnets_I-III_concat.flac"
-OPTIONS = [{}, {"beam_size": 5}, {"word_timestamps": True}, {"temperature": 0.6, "best_of": 3},
-           {"condition_on_previous_text": False, "initial_prompt": "Sonnets and stories."}]
+OPTIONS = [
+    {},
+    {"beam_size": 5},
+    {"word_timestamps": True},
+    {"temperature": 0.6, "best_of": 3},
+    {"condition_on_previous_text": False, "initial_prompt": "Sonnets and stories."},
+]
 
 
 def audio(name: str) -> str:

@@ -40,8 +40,9 @@ def test_greedy_tokens_equal_openai_whisper(engine, reference, clip):
     ref = reference[clip]
     path = runfiles.locate("test_audio", clip)
     mel = engine.frontend.log_mel(audio_input.load_audio_bytes(path))
-    ours = greedy_decode(engine.decoder, engine.tokenizer, engine.encoder.run(mel[:, :N_FRAMES]),
-                         DecodingOptions(language="en"))
+    ours = greedy_decode(
+        engine.decoder, engine.tokenizer, engine.encoder.run(mel[:, :N_FRAMES]), DecodingOptions(language="en")
+    )
 
     sample_len = engine.decoder.n_text_ctx // 2
     ref_ended = len(ref["tokens"]) < sample_len

@@ -36,10 +36,18 @@ SECONDS = 0.02
 WORD_SECONDS = 0.1
 PAD = 0.4  # VadOptions.speech_pad_ms
 WORD_SLACK = 0.3  # how far a word's timing may run past the end of its chunk (word timing's precision)
-CLIPS = ("jfk.wav", "librispeech/1089-134686-0000.flac", "librispeech/2830-3980-0043.wav",
-         "librispeech/4507-16021-0012.wav")
-PHRASES = ("ask not what your country can do for you", "stew for dinner", "experience proves this",
-           "why should one halt on the way")
+CLIPS = (
+    "jfk.wav",
+    "librispeech/1089-134686-0000.flac",
+    "librispeech/2830-3980-0043.wav",
+    "librispeech/4507-16021-0012.wav",
+)
+PHRASES = (
+    "ask not what your country can do for you",
+    "stew for dinner",
+    "experience proves this",
+    "why should one halt on the way",
+)
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +64,9 @@ def engine():
 @pytest.fixture(scope="module")
 def models():
     """(faster-whisper's WhisperModel, ckw's) on the same weights."""
-    theirs = faster_whisper.WhisperModel(ctranslate2_model_dir("tiny", ""), device="cpu", compute_type="float32", cpu_threads=2)
+    theirs = faster_whisper.WhisperModel(
+        ctranslate2_model_dir("tiny", ""), device="cpu", compute_type="float32", cpu_threads=2
+    )
     with ckw.WhisperModel("tiny.en", device="cpu", compute_type="float32", cpu_threads=2) as ours:
         yield theirs, ours
 
@@ -126,18 +136,25 @@ def test_faster_whisper_with_vad_filter_gives_the_same_chunks_and_times(models, 
         assert (b_info.duration, b_info.duration_after_vad) == (a_info.duration, a_info.duration_after_vad)
         assert dataclasses.asdict(b_info.vad_options) == dataclasses.asdict(a_info.vad_options)
         assert [s.text for s in b_segments] == [s.text for s in a_segments]
-        deltas = [abs(b - a) for sa, sb in zip(a_segments, b_segments) for a, b in ((sa.start, sb.start),
-                                                                                    (sa.end, sb.end))]
+        deltas = [
+            abs(b - a) for sa, sb in zip(a_segments, b_segments) for a, b in ((sa.start, sb.start), (sa.end, sb.end))
+        ]
         assert max(deltas) <= SECONDS + 1e-9, deltas
-        word_deltas = [abs(b - a) for sa, sb in zip(a_segments, b_segments) for wa, wb in zip(sa.words or [],
-                                                                                              sb.words or [])
-                       for a, b in ((wa.start, wb.start), (wa.end, wb.end))]
-        assert [w.word for s in b_segments for w in s.words or []] == [w.word for s in a_segments
-                                                                        for w in s.words or []]
+        word_deltas = [
+            abs(b - a)
+            for sa, sb in zip(a_segments, b_segments)
+            for wa, wb in zip(sa.words or [], sb.words or [])
+            for a, b in ((wa.start, wb.start), (wa.end, wb.end))
+        ]
+        assert [w.word for s in b_segments for w in s.words or []] == [
+            w.word for s in a_segments for w in s.words or []
+        ]
         assert max(word_deltas, default=0.0) <= WORD_SECONDS + 1e-9
-        print(f"vad_parameters={vad_parameters} word_timestamps={word_timestamps}: {len(want_chunks)} chunks equal; "
-              f"{len(a_segments)} segments, boundaries within {max(deltas):.3f} s, "
-              f"words within {max(word_deltas, default=0.0):.3f} s")
+        print(
+            f"vad_parameters={vad_parameters} word_timestamps={word_timestamps}: {len(want_chunks)} chunks equal; "
+            f"{len(a_segments)} segments, boundaries within {max(deltas):.3f} s, "
+            f"words within {max(word_deltas, default=0.0):.3f} s"
+        )
 
 
 def test_no_speech_gives_no_segments_as_faster_whisper(models, recording):
@@ -153,12 +170,14 @@ def test_no_speech_gives_no_segments_as_faster_whisper(models, recording):
 
 def test_requests_side_by_side_equal_solo(engine, recording):
     solo = engine.transcribe_long(recording.samples, ckw_options(vad_filter=True, beam_size=5))
-    other = engine.transcribe_long(recording.samples[:16000 * 20], ckw_options(vad_filter=True))
+    other = engine.transcribe_long(recording.samples[: 16000 * 20], ckw_options(vad_filter=True))
     streams = Streams(Engine.from_runfiles("tiny", threads=2), max_streams=4)
     try:
-        requests = [streams.submit(recording.samples, vad_filter=True, beam_size=5),
-                    streams.submit(recording.samples[:16000 * 20], vad_filter=True),
-                    streams.submit(recording.samples, vad_filter=True, beam_size=5)]
+        requests = [
+            streams.submit(recording.samples, vad_filter=True, beam_size=5),
+            streams.submit(recording.samples[: 16000 * 20], vad_filter=True),
+            streams.submit(recording.samples, vad_filter=True, beam_size=5),
+        ]
         results = [r.result() for r in requests]
     finally:
         streams.close()

@@ -25,7 +25,9 @@ def edit_counts(ref: list[str], hyp: list[str]) -> tuple[int, int, int]:
             if i == 0 or j == 0:
                 cost[i][j] = i + j
             else:
-                cost[i][j] = min(cost[i - 1][j] + 1, cost[i][j - 1] + 1, cost[i - 1][j - 1] + (ref[i - 1] != hyp[j - 1]))
+                cost[i][j] = min(
+                    cost[i - 1][j] + 1, cost[i][j - 1] + 1, cost[i - 1][j - 1] + (ref[i - 1] != hyp[j - 1])
+                )
     subs = dels = ins = 0
     i, j = len(ref), len(hyp)
     while i or j:
@@ -78,8 +80,10 @@ class PairedGap:
     words: int
 
     def __str__(self) -> str:
-        return (f"{self.gap:+.2f} points, 95% interval [{self.low:+.2f}, {self.high:+.2f}], "
-                f"P(worse) {self.p_worse:.3f} over {self.clips} clips, {self.words} words")
+        return (
+            f"{self.gap:+.2f} points, 95% interval [{self.low:+.2f}, {self.high:+.2f}], "
+            f"P(worse) {self.p_worse:.3f} over {self.clips} clips, {self.words} words"
+        )
 
 
 def paired_bootstrap(errors_a, errors_b, words, resamples: int = 10000, seed: int = 0) -> PairedGap:
@@ -93,8 +97,14 @@ def paired_bootstrap(errors_a, errors_b, words, resamples: int = 10000, seed: in
     diff, total = (b - a)[picks].sum(axis=1), n[picks].sum(axis=1)
     gaps = 100.0 * diff / np.maximum(total, 1)
     low, high = np.percentile(gaps, [2.5, 97.5])
-    return PairedGap(gap=100.0 * float((b - a).sum()) / float(n.sum()), low=float(low), high=float(high),
-                     p_worse=float((diff > 0).mean()), clips=int(n.size), words=int(n.sum()))
+    return PairedGap(
+        gap=100.0 * float((b - a).sum()) / float(n.sum()),
+        low=float(low),
+        high=float(high),
+        p_worse=float((diff > 0).mean()),
+        clips=int(n.size),
+        words=int(n.sum()),
+    )
 
 
 def word_error_rate(text: str, reference: str) -> float:

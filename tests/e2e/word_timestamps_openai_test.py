@@ -43,27 +43,32 @@ def test_alignment_heads_are_openai_whispers(engine):
     d = engine.config
     import base64
     import gzip
+
     mask = np.frombuffer(gzip.decompress(base64.b85decode(whisper._ALIGNMENT_HEADS[name])), dtype=bool)
     expected = [[int(a), int(b)] for a, b in np.argwhere(mask.reshape(d["n_text_layer"], d["n_text_head"]))]
     assert sorted(d["alignment_heads"]) == expected
 
 
-@pytest.mark.parametrize("case", shard(references.cases("word_timestamps", VARIANT, audio_root())),
-                         ids=lambda case: case.id)
+@pytest.mark.parametrize(
+    "case", shard(references.cases("word_timestamps", VARIANT, audio_root())), ids=lambda case: case.id
+)
 def test_words_equal_openai_whisper(engine, reference, case):
     clip, want = case.clip, reference[case.id]
     ref, schedule = want["result"], tuple(want["temperature"])
     assert {a["temperature"] for a in want["attempts"]} == {0.0}
     if schedule != case.options["temperature"]:
-        print(f"{clip}: openai-whisper fell back to sampling; both sides decode at temperature 0 alone",
-              file=sys.stderr)
+        print(
+            f"{clip}: openai-whisper fell back to sampling; both sides decode at temperature 0 alone", file=sys.stderr
+        )
     wav = audio_input.load_audio_bytes(runfiles.locate("test_audio", clip))
-    got = engine.transcribe_long(wav, longform.TranscribeOptions(language="en", temperature=schedule,
-                                                                 word_timestamps=True))
+    got = engine.transcribe_long(
+        wav, longform.TranscribeOptions(language="en", temperature=schedule, word_timestamps=True)
+    )
     ours = [w for s in got["segments"] for w in s["words"]]
     theirs = [w for s in ref["segments"] for w in s["words"]]
-    worst = max((max(abs(a["start"] - b["start"]), abs(a["end"] - b["end"])) for a, b in zip(ours, theirs)),
-                default=0.0)
+    worst = max(
+        (max(abs(a["start"] - b["start"]), abs(a["end"] - b["end"])) for a, b in zip(ours, theirs)), default=0.0
+    )
     print(f"{clip}: {len(ours)} words, worst start/end difference {worst:.3f} s", file=sys.stderr)
     assert [w["word"] for w in ours] == [w["word"] for w in theirs]
     for a, b in zip(ours, theirs, strict=True):

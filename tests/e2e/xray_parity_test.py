@@ -70,8 +70,12 @@ RMSE_REL = 2e-4
 TEXT = " And so my fellow Americans"  # jfk.wav's first words, after the forced prefix
 
 # Stage -> (library part, phase): where the IR explorer draws a stage's rows.
-STAGES = {"frontend": ("frontend", "run"), "encoder": ("encoder", "run"), "prefill": ("decoder", "prefill"),
-          "decode": ("decoder", "decode")}
+STAGES = {
+    "frontend": ("frontend", "run"),
+    "encoder": ("encoder", "run"),
+    "prefill": ("decoder", "prefill"),
+    "decode": ("decoder", "decode"),
+}
 # The generated library of each part (its compiler outputs are in models/whisper/<name>_c/).
 LIBRARIES = {"frontend": "frontend", "encoder": "{variant}_encoder", "decoder": "{variant}_decoder"}
 
@@ -145,7 +149,10 @@ class Run:
         self.model = openai_reference.model(variant)
         checkpoint = runfiles_checkpoint_dir(variant)
         weights = os.path.join(checkpoint, "weights.bin")
-        lib = lambda name: runfiles.locate("ckw", f"models/whisper/libckw_{name}.so")  # noqa: E731
+
+        def lib(name):
+            return runfiles.locate("ckw", f"models/whisper/libckw_{name}.so")
+
         wav_path = runfiles.locate("test_audio", "jfk.wav")
         with open(wav_path, "rb") as f:
             wav = np.frombuffer(f.read(), np.uint8)
@@ -157,8 +164,9 @@ class Run:
         self.mel = np.empty((shape[0], shape[1]), np.float32)
         frontend("run", wav, wav.size, self.mel, self.mel.size)
         audio = openai_reference.read_audio_16k(wav_path)
-        self.ref_mel = whisper.log_mel_spectrogram(torch.from_numpy(audio), n_mels=self.model.dims.n_mels,
-                                                   padding=whisper.audio.N_SAMPLES).numpy()
+        self.ref_mel = whisper.log_mel_spectrogram(
+            torch.from_numpy(audio), n_mels=self.model.dims.n_mels, padding=whisper.audio.N_SAMPLES
+        ).numpy()
         window = np.ascontiguousarray(self.mel[:, : whisper.audio.N_FRAMES])
 
         # Encoder, tapped.
@@ -178,10 +186,19 @@ class Run:
         d = decoder.lib
         cross_qk = np.empty((d.dim("n_layers"), d.dim("n_heads"), prompt.size, d.dim("n_audio")), np.float32)
         every = np.arange(prompt.size, dtype=np.int32)  # the logits of every prompt row, compared
-        self.prefill = self.tapped(decoder, "prefill", prompt, every, every.size, prompt.size, cross_qk,
-                                   np.empty((prompt.size, n_vocab), np.float32))
-        self.decode = self.tapped(decoder, "decode", np.array(self.tokens[-1:], np.int32), 1,
-                                  np.empty((1, n_vocab), np.float32))
+        self.prefill = self.tapped(
+            decoder,
+            "prefill",
+            prompt,
+            every,
+            every.size,
+            prompt.size,
+            cross_qk,
+            np.empty((prompt.size, n_vocab), np.float32),
+        )
+        self.decode = self.tapped(
+            decoder, "decode", np.array(self.tokens[-1:], np.int32), 1, np.empty((1, n_vocab), np.float32)
+        )
         assert decoder.query("cross_kv_projections") == 1
         self.ref_prefill = xr.decoder_edges(self.model, self.tokens[:-1], self.memory)
         self.ref_full = xr.decoder_edges(self.model, self.tokens, self.memory, phase="decode")
@@ -208,8 +225,12 @@ def metrics(ours: np.ndarray, ref: np.ndarray) -> Dict[str, float]:
     ref64 = ref.astype(np.float64)
     max_abs, rmse = float(np.abs(d).max()), float(np.sqrt((d * d).mean()))
     ref_max, ref_rms = float(np.abs(ref64).max()), float(np.sqrt((ref64 * ref64).mean()))
-    return {"max_abs": max_abs, "max_rel": max_abs / max(ref_max, 1e-30),
-            "rmse": rmse, "rmse_rel": rmse / max(ref_rms, 1e-30)}
+    return {
+        "max_abs": max_abs,
+        "max_rel": max_abs / max(ref_max, 1e-30),
+        "rmse": rmse,
+        "rmse_rel": rmse / max(ref_rms, 1e-30),
+    }
 
 
 def row(stage: str, edge: str, ref_edge: str, ours: np.ndarray, ref: np.ndarray) -> dict:
@@ -219,13 +240,22 @@ def row(stage: str, edge: str, ref_edge: str, ours: np.ndarray, ref: np.ndarray)
     if not np.isfinite(ours).all():
         return dict(r, error="not finite")
     m = metrics(ours, ref)
-    bad = [f"{k} {m[k]:.2e} > {bound:.0e}" for k, bound in (("max_rel", MAX_ABS_REL), ("rmse_rel", RMSE_REL))
-           if m[k] > bound]
+    bad = [
+        f"{k} {m[k]:.2e} > {bound:.0e}"
+        for k, bound in (("max_rel", MAX_ABS_REL), ("rmse_rel", RMSE_REL))
+        if m[k] > bound
+    ]
     return dict(r, **m, error="; ".join(bad))
 
 
-def compare(stage: str, taps: List[Tuple[str, np.ndarray]], ref: Dict[str, np.ndarray],
-            ref_full: Dict[str, np.ndarray], residuals: Dict[str, str], skip_ref=()) -> List[dict]:
+def compare(
+    stage: str,
+    taps: List[Tuple[str, np.ndarray]],
+    ref: Dict[str, np.ndarray],
+    ref_full: Dict[str, np.ndarray],
+    residuals: Dict[str, str],
+    skip_ref=(),
+) -> List[dict]:
     """Every tapped edge against its reference (same name, or MAPPED), then every reference-only
     edge against ours derived, and every reference edge must have been compared."""
     rows, seen = [], set()
@@ -244,8 +274,15 @@ def compare(stage: str, taps: List[Tuple[str, np.ndarray]], ref: Dict[str, np.nd
             rows.append(row(stage, edge, edge, data, ref[edge]))
             seen.add(edge)
         else:
-            rows.append({"stage": stage, "edge": edge, "ref": "", "shape": data.shape,
-                         "error": "no reference edge: add it to models/whisper/reference/xray_reference.py or MAPPED"})
+            rows.append(
+                {
+                    "stage": stage,
+                    "edge": edge,
+                    "ref": "",
+                    "shape": data.shape,
+                    "error": "no reference edge: add it to models/whisper/reference/xray_reference.py or MAPPED",
+                }
+            )
     for ref_edge in ref:
         if ref_edge in seen or ref_edge in skip_ref:
             continue
@@ -254,15 +291,24 @@ def compare(stage: str, taps: List[Tuple[str, np.ndarray]], ref: Dict[str, np.nd
             derived = ours[f"{op}.y"] - ours[residuals[op]]
             rows.append(row(stage, f"{op}.y - {residuals[op]}", ref_edge, derived, ref[ref_edge]))
         else:
-            rows.append({"stage": stage, "edge": "", "ref": ref_edge, "shape": ref[ref_edge].shape,
-                         "error": "reference edge not reported by the taps"})
+            rows.append(
+                {
+                    "stage": stage,
+                    "edge": "",
+                    "ref": ref_edge,
+                    "shape": ref[ref_edge].shape,
+                    "error": "reference edge not reported by the taps",
+                }
+            )
     return rows
 
 
 def print_table(variant: str, rows: List[dict]) -> None:
-    out = [f"\nX-ray parity, {variant}: {len(rows)} edges; bounds max-abs <= {MAX_ABS_REL:.0e} * max|ref|, "
-           f"rmse <= {RMSE_REL:.0e} * rms(ref)",
-           f"{'stage':8} {'edge':44} {'shape':>14} {'max_abs':>9} {'max_rel':>9} {'rmse':>9} {'rmse_rel':>9}  reference"]
+    out = [
+        f"\nX-ray parity, {variant}: {len(rows)} edges; bounds max-abs <= {MAX_ABS_REL:.0e} * max|ref|, "
+        f"rmse <= {RMSE_REL:.0e} * rms(ref)",
+        f"{'stage':8} {'edge':44} {'shape':>14} {'max_abs':>9} {'max_rel':>9} {'rmse':>9} {'rmse_rel':>9}  reference",
+    ]
     for r in rows:
         shape = "x".join(map(str, r["shape"]))
         if "max_abs" in r:
@@ -277,8 +323,10 @@ def print_table(variant: str, rows: List[dict]) -> None:
         if measured:
             a = max(measured, key=lambda r: r["max_rel"])
             b = max(measured, key=lambda r: r["rmse_rel"])
-            out.append(f"worst {stage}: max_rel {a['max_rel']:.2e} at {a['edge'] or a['ref']}; "
-                       f"rmse_rel {b['rmse_rel']:.2e} at {b['edge'] or b['ref']}")
+            out.append(
+                f"worst {stage}: max_rel {a['max_rel']:.2e} at {a['edge'] or a['ref']}; "
+                f"rmse_rel {b['rmse_rel']:.2e} at {b['edge'] or b['ref']}"
+            )
     print("\n".join(out), file=sys.stderr)
     tsv = os.environ.get("TEST_UNDECLARED_OUTPUTS_DIR")
     if tsv:
@@ -287,9 +335,14 @@ def print_table(variant: str, rows: List[dict]) -> None:
         with open(os.path.join(tsv, f"xray_{variant}.tsv"), "w", encoding="utf-8") as f:
             f.write("stage\tedge\treference\tshape\tmax_abs\tmax_rel\trmse\trmse_rel\terror\n")
             for r in rows:
-                f.write("\t".join([r["stage"], r["edge"], r["ref"], "x".join(map(str, r["shape"]))]
-                                  + [f"{r[k]:.3e}" if k in r else "" for k in ("max_abs", "max_rel", "rmse", "rmse_rel")]
-                                  + [r.get("error", "")]) + "\n")
+                f.write(
+                    "\t".join(
+                        [r["stage"], r["edge"], r["ref"], "x".join(map(str, r["shape"]))]
+                        + [f"{r[k]:.3e}" if k in r else "" for k in ("max_abs", "max_rel", "rmse", "rmse_rel")]
+                        + [r.get("error", "")]
+                    )
+                    + "\n"
+                )
 
 
 def json_rows(variant: str, rows: List[dict]) -> dict:
@@ -297,9 +350,18 @@ def json_rows(variant: str, rows: List[dict]) -> dict:
     out = []
     for r in rows:
         part, phase = STAGES[r["stage"]]
-        out.append({"part": part, "phase": phase, "stage": r["stage"], "edge": r["edge"], "reference": r["ref"],
-                    "shape": [int(d) for d in r["shape"]], "error": r.get("error", ""),
-                    **{k: r[k] for k in ("max_abs", "max_rel", "rmse", "rmse_rel") if k in r}})
+        out.append(
+            {
+                "part": part,
+                "phase": phase,
+                "stage": r["stage"],
+                "edge": r["edge"],
+                "reference": r["ref"],
+                "shape": [int(d) for d in r["shape"]],
+                "error": r.get("error", ""),
+                **{k: r[k] for k in ("max_abs", "max_rel", "rmse", "rmse_rel") if k in r},
+            }
+        )
     return {"variant": variant, "bounds": {"max_rel": MAX_ABS_REL, "rmse_rel": RMSE_REL}, "rows": out}
 
 
@@ -316,7 +378,7 @@ def table(variant: str) -> Tuple[dict, ...]:
     # not projected again (cached at prefill), so the step reports none, nor cross_qk (asked
     # for at prefill only).
     cross = {e for e in r.ref_full if re.fullmatch(r"blocks\.\d+\.(cross_[kv]_proj\.y|cross_qk\.s)", e)}
-    step = {e: (a if e in cross else np.ascontiguousarray(a[r.p:])) for e, a in r.ref_full.items()}
+    step = {e: (a if e in cross else np.ascontiguousarray(a[r.p :])) for e, a in r.ref_full.items()}
     rows += compare("decode", r.decode, step, r.ref_full, dec_res, skip_ref=cross)
     print_table(variant, rows)
     return tuple(rows)
@@ -350,8 +412,9 @@ def test_decoder_decode_edges(variant):
     bad = failures(variant, "decode")
     assert not bad, "\n".join(bad)
     taps = [e for e, _ in run(variant).decode]
-    assert not any("cross_k_proj" in e or "cross_v_proj" in e or "state:cross_" in e for e in taps), \
+    assert not any("cross_k_proj" in e or "cross_v_proj" in e or "state:cross_" in e for e in taps), (
         "a decode step must reuse the cross-K/V cache, not project the memory again"
+    )
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -379,5 +442,7 @@ def test_rows_land_on_the_explorer_graph(variant):
         placed = explorer_xray.place(data, part, ir)["rows"]
         tapped = [r for r in placed if "max_abs" in r and " - " not in r["edge"]]
         assert tapped, f"no {part} rows"
-        lost = [f"{r['phase']} {r['edge']}" for r in tapped if r["value"] is None or r["value"] not in drawn[r["phase"]]]
+        lost = [
+            f"{r['phase']} {r['edge']}" for r in tapped if r["value"] is None or r["value"] not in drawn[r["phase"]]
+        ]
         assert not lost, f"{part} rows the explorer cannot place: {lost}"

@@ -31,7 +31,8 @@ The cases (file -> expected outcome):
   zero_rate.wav               'fmt ' with 0 Hz                          -> error 1 "sample rate of 0 Hz"
   rate_1hz.wav                30 samples at 1 Hz (30 s of near-DC)      -> silent
   rate_384khz.wav             jfk upsampled to 384 kHz                  -> same_text
-  rate_1mhz.wav               1 MHz (above the resampler's 768 kHz)     -> error 1 "sample rate outside 1 Hz .. 768000 Hz"
+  rate_1mhz.wav               1 MHz (above the resampler's 768 kHz)     -> error 1
+                              "sample rate outside 1 Hz .. 768000 Hz"
   bits_7.wav                  7-bit PCM                                 -> error 1 "unsupported bits per sample"
   bits_8.wav                  jfk as 8-bit unsigned PCM                 -> near_text(2) (-48 dB of quantization noise)
   bits_24.wav                 jfk as 24-bit PCM                         -> same_text
@@ -89,8 +90,15 @@ def drop_root_file_rights():
 
 def transcribe(*args, timeout=900):
     env = dict(os.environ, RUNFILES_DIR=ROOT)
-    return subprocess.run([CLI, *args], capture_output=True, text=True, env=env, timeout=timeout,
-                          preexec_fn=drop_root_file_rights, check=False)
+    return subprocess.run(
+        [CLI, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+        preexec_fn=drop_root_file_rights,
+        check=False,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -136,39 +144,68 @@ def rifx(x, rate):
 FILES = {
     "empty.wav": (lambda x, r: b"", ("error", 1, "the file is empty")),
     "text.wav": (lambda x, r: b"This is not audio at all.\n" * 20, ("error", 1, "nor a format FFmpeg can read")),
-    "header_only.wav": (lambda x, r: wb.wav(np.zeros(0), 16000, declared_data=32000),
-                        ("error", 1, "declared size runs past the end")),
+    "header_only.wav": (
+        lambda x, r: wb.wav(np.zeros(0), 16000, declared_data=32000),
+        ("error", 1, "declared size runs past the end"),
+    ),
     "no_samples.wav": (lambda x, r: wb.wav(np.zeros(0), 16000), ("silent",)),
     "data_short.wav": (lambda x, r: wb.wav(x, r)[:-1001], ("error", 1, "declared size runs past the end")),
-    "chunk_4gib.wav": (lambda x, r: wb.wav(x, r, extra_chunks=(wb.chunk(b"LIST", b"INFO", 0xFFFFFFF0),)),
-                       ("error", 1, "a chunk's declared size runs past the end")),
-    "data_4gib.wav": (lambda x, r: wb.wav(x, r, declared_data=0xFFFFFFF0), ("error", 1, "declared size runs past the end")),
-    "data_streamed.wav": (lambda x, r: wb.wav(x, r, declared_data=0xFFFFFFFF, extra_chunks=(LIST_CHUNK,)), ("same_text",)),
-    "zero_channels.wav": (lambda x, r: wb.riff(wb.fmt_chunk(1, 0, r, 16, 2), wb.chunk(b"data", b"\0" * 64)),
-                          ("error", 1, "'fmt ' declares 0 channels")),
-    "zero_rate.wav": (lambda x, r: wb.riff(wb.fmt_chunk(1, 1, 0, 16), wb.chunk(b"data", b"\0" * 64)),
-                      ("error", 1, "sample rate of 0 Hz")),
+    "chunk_4gib.wav": (
+        lambda x, r: wb.wav(x, r, extra_chunks=(wb.chunk(b"LIST", b"INFO", 0xFFFFFFF0),)),
+        ("error", 1, "a chunk's declared size runs past the end"),
+    ),
+    "data_4gib.wav": (
+        lambda x, r: wb.wav(x, r, declared_data=0xFFFFFFF0),
+        ("error", 1, "declared size runs past the end"),
+    ),
+    "data_streamed.wav": (
+        lambda x, r: wb.wav(x, r, declared_data=0xFFFFFFFF, extra_chunks=(LIST_CHUNK,)),
+        ("same_text",),
+    ),
+    "zero_channels.wav": (
+        lambda x, r: wb.riff(wb.fmt_chunk(1, 0, r, 16, 2), wb.chunk(b"data", b"\0" * 64)),
+        ("error", 1, "'fmt ' declares 0 channels"),
+    ),
+    "zero_rate.wav": (
+        lambda x, r: wb.riff(wb.fmt_chunk(1, 1, 0, 16), wb.chunk(b"data", b"\0" * 64)),
+        ("error", 1, "sample rate of 0 Hz"),
+    ),
     "rate_1hz.wav": (lambda x, r: wb.wav(0.5 * np.sin(np.arange(30)), 1), ("silent",)),
     "rate_384khz.wav": (lambda x, r: wb.wav(np.clip(wb.upsample(x, 24), -1, 1), r * 24), ("same_text",)),
     "rate_1mhz.wav": (lambda x, r: wb.wav(x[:20000], 1_000_000), ("error", 1, "sample rate outside 1 Hz .. 768000 Hz")),
-    "bits_7.wav": (lambda x, r: wb.riff(wb.fmt_chunk(1, 1, r, 7, 1), wb.chunk(b"data", b"\0" * 64)),
-                   ("error", 1, "unsupported bits per sample")),
+    "bits_7.wav": (
+        lambda x, r: wb.riff(wb.fmt_chunk(1, 1, r, 7, 1), wb.chunk(b"data", b"\0" * 64)),
+        ("error", 1, "unsupported bits per sample"),
+    ),
     "bits_8.wav": (lambda x, r: wb.wav(x, r, bits=8), ("near_text", 2)),
     "bits_24.wav": (lambda x, r: wb.wav(x, r, bits=24), ("same_text",)),
-    "float_nan.wav": (lambda x, r: wb.wav(with_value(x, 5000, np.nan), r, 32, wb.IEEE_FLOAT),
-                      ("error", 1, "NaN, infinity")),
-    "float_inf.wav": (lambda x, r: wb.wav(with_value(x, 70000, np.inf), r, 32, wb.IEEE_FLOAT),
-                      ("error", 1, "NaN, infinity")),
-    "float64_overflow.wav": (lambda x, r: wb.wav(with_value(x, 100, 1e300), r, 64, wb.IEEE_FLOAT),
-                             ("error", 1, "NaN, infinity")),
-    "float_huge.wav": (lambda x, r: wb.wav(with_value(x, 100, 1e30), r, 32, wb.IEEE_FLOAT),
-                       ("error", 1, "magnitudes above 2^24")),
+    "float_nan.wav": (
+        lambda x, r: wb.wav(with_value(x, 5000, np.nan), r, 32, wb.IEEE_FLOAT),
+        ("error", 1, "NaN, infinity"),
+    ),
+    "float_inf.wav": (
+        lambda x, r: wb.wav(with_value(x, 70000, np.inf), r, 32, wb.IEEE_FLOAT),
+        ("error", 1, "NaN, infinity"),
+    ),
+    "float64_overflow.wav": (
+        lambda x, r: wb.wav(with_value(x, 100, 1e300), r, 64, wb.IEEE_FLOAT),
+        ("error", 1, "NaN, infinity"),
+    ),
+    "float_huge.wav": (
+        lambda x, r: wb.wav(with_value(x, 100, 1e30), r, 32, wb.IEEE_FLOAT),
+        ("error", 1, "magnitudes above 2^24"),
+    ),
     "six_channels.wav": (lambda x, r: wb.wav(np.repeat(x[:, None], 6, axis=1), r), ("same_text",)),
     "rifx.wav": (lambda x, r: rifx(x, r), ("same_text",)),
     # 40 windows of nothing (where Whisper hallucinates): every segment inside the recording.
-    "silence_20min.wav": (lambda x, r: wb.riff(wb.fmt_chunk(wb.PCM, 1, 16000, 16),
-                                               wb.chunk(b"data", bytes(1200 * 32000))), ("complete", 1200.0)),
-    "junk.mp3": (lambda x, r: b"ID3\x03\x00\x00\x00\x00\x00\x00" + bytes(400), ("error", 1, "nor a format FFmpeg can read")),
+    "silence_20min.wav": (
+        lambda x, r: wb.riff(wb.fmt_chunk(wb.PCM, 1, 16000, 16), wb.chunk(b"data", bytes(1200 * 32000))),
+        ("complete", 1200.0),
+    ),
+    "junk.mp3": (
+        lambda x, r: b"ID3\x03\x00\x00\x00\x00\x00\x00" + bytes(400),
+        ("error", 1, "nor a format FFmpeg can read"),
+    ),
     "junk.ogg": (lambda x, r: b"OggS" + bytes(400), ("error", 1, "nor a format FFmpeg can read")),
     "junk.flac": (lambda x, r: b"fLaC" + bytes(400), ("error", 1, "nor a format FFmpeg can read")),
     "truncated.flac": (lambda x, r: flac(x, r)[: len(flac(x, r)) // 2], ("error", 1, "truncated or damaged")),
@@ -226,11 +263,21 @@ def shard(names):
     total = int(os.environ.get("TEST_TOTAL_SHARDS", "1"))
     if total > 1:
         open(os.environ["TEST_SHARD_STATUS_FILE"], "a").close()
-    return names[int(os.environ.get("TEST_SHARD_INDEX", "0"))::total]
+    return names[int(os.environ.get("TEST_SHARD_INDEX", "0")) :: total]
 
 
-SPECIAL = ["a_folder", "missing.wav", "unreadable.wav", "output_missing_folder", "output_read_only_folder",
-           "output_is_a_directory", "usage_unknown_flag", "usage_bad_number", "usage_bad_model", "usage_bad_best_of"]
+SPECIAL = [
+    "a_folder",
+    "missing.wav",
+    "unreadable.wav",
+    "output_missing_folder",
+    "output_read_only_folder",
+    "output_is_a_directory",
+    "usage_unknown_flag",
+    "usage_bad_number",
+    "usage_bad_model",
+    "usage_bad_best_of",
+]
 
 
 @pytest.mark.parametrize("name", shard(sorted(FILES) + SPECIAL))
@@ -253,23 +300,36 @@ def test_case(tmp_path, monkeypatch, jfk, jfk_text, name):
         os.chmod(name, 0)
         run_case(tmp_path, name, ["--wav", name], ("error", 1, "permission denied"), jfk_text)
     elif name.startswith("output_"):
-        target = {"output_missing_folder": "nowhere/result.json", "output_read_only_folder": "read_only/result.json",
-                  "output_is_a_directory": "read_only"}[name]
+        target = {
+            "output_missing_folder": "nowhere/result.json",
+            "output_read_only_folder": "read_only/result.json",
+            "output_is_a_directory": "read_only",
+        }[name]
         os.mkdir("read_only")
         os.chmod("read_only", stat.S_IRUSR | stat.S_IXUSR)
         proc = transcribe("--wav", JFK, "--output", target)
-        text = {"output_missing_folder": "does not exist", "output_read_only_folder": "cannot write into",
-                "output_is_a_directory": "is a directory"}[name]
+        text = {
+            "output_missing_folder": "does not exist",
+            "output_read_only_folder": "cannot write into",
+            "output_is_a_directory": "is a directory",
+        }[name]
         lines = proc.stderr.splitlines()
-        assert len(lines) == 1 and lines[0].startswith(f"transcribe: error: --output {target}: ") and text in lines[0], \
-            proc.stderr
+        assert (
+            len(lines) == 1 and lines[0].startswith(f"transcribe: error: --output {target}: ") and text in lines[0]
+        ), proc.stderr
         assert proc.returncode == 1 and proc.stdout == "" and os.listdir("read_only") == []
         assert not os.path.exists("nowhere")
     else:
-        args = {"usage_unknown_flag": ["--wav", JFK, "--no_such_flag=1"], "usage_bad_number": ["--wav", JFK, "--beam_size=x"],
-                "usage_bad_model": ["--wav", JFK, "--model=huge"], "usage_bad_best_of": ["--wav", JFK, "--best_of=0"]}[name]
+        args = {
+            "usage_unknown_flag": ["--wav", JFK, "--no_such_flag=1"],
+            "usage_bad_number": ["--wav", JFK, "--beam_size=x"],
+            "usage_bad_model": ["--wav", JFK, "--model=huge"],
+            "usage_bad_best_of": ["--wav", JFK, "--best_of=0"],
+        }[name]
         proc = transcribe(*args)
         lines = proc.stderr.splitlines()
-        assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("transcribe: error: "), \
-            (proc.returncode, proc.stderr)
+        assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("transcribe: error: "), (
+            proc.returncode,
+            proc.stderr,
+        )
         assert proc.stdout == ""

@@ -41,8 +41,10 @@ FILES = ("weights.bin", "manifest.json", "model_config.json", "tokenizer.json", 
 
 
 def libraries():
-    return tuple(runfiles.locate("ckw", f"models/whisper/libckw_{name}.so")
-                 for name in ("whisper_frontend", "tiny_encoder", "tiny_decoder", "tiny_decoder_paged"))
+    return tuple(
+        runfiles.locate("ckw", f"models/whisper/libckw_{name}.so")
+        for name in ("whisper_frontend", "tiny_encoder", "tiny_decoder", "tiny_decoder_paged")
+    )
 
 
 def checkpoint_copy(folder, replace=None):
@@ -109,17 +111,31 @@ def test_flipped_bytes(tmp_path, manifest):
         assert "./bazelw sync --only=whisper_tiny" in message
 
 
-@pytest.mark.parametrize("case,replace,text", [
-    ("truncated", lambda: {"weights.bin": read(TINY, "weights.bin")[:-4]}, "weights.bin: 78197756 bytes, but the manifest says"),
-    ("base_weights", lambda: {"weights.bin": read(BASE, "weights.bin")}, "bytes, but the manifest says"),
-    ("base_manifest", lambda: {"manifest.json": read(BASE, "manifest.json")},
-     "a checkpoint of base (263 tensors, 149222400 bytes), but the tiny libraries were built for another layout"),
-    ("edited_manifest", lambda: {"manifest.json": edited_manifest()}, "does not hash to its manifest_sha256"),
-    ("cut_manifest", lambda: {"manifest.json": read(TINY, "manifest.json")[:1000]}, "manifest.json: not readable JSON"),
-    ("no_tokenizer", lambda: {"tokenizer.json": None}, "tokenizer.json: missing"),
-    ("bad_tokenizer", lambda: {"tokenizer.json": b"{\"model\": 1"}, "not a readable tokenizer.json"),
-    ("no_weights", lambda: {"weights.bin": None}, "weights.bin: missing"),
-])
+@pytest.mark.parametrize(
+    "case,replace,text",
+    [
+        (
+            "truncated",
+            lambda: {"weights.bin": read(TINY, "weights.bin")[:-4]},
+            "weights.bin: 78197756 bytes, but the manifest says",
+        ),
+        ("base_weights", lambda: {"weights.bin": read(BASE, "weights.bin")}, "bytes, but the manifest says"),
+        (
+            "base_manifest",
+            lambda: {"manifest.json": read(BASE, "manifest.json")},
+            "a checkpoint of base (263 tensors, 149222400 bytes), but the tiny libraries were built for another layout",
+        ),
+        ("edited_manifest", lambda: {"manifest.json": edited_manifest()}, "does not hash to its manifest_sha256"),
+        (
+            "cut_manifest",
+            lambda: {"manifest.json": read(TINY, "manifest.json")[:1000]},
+            "manifest.json: not readable JSON",
+        ),
+        ("no_tokenizer", lambda: {"tokenizer.json": None}, "tokenizer.json: missing"),
+        ("bad_tokenizer", lambda: {"tokenizer.json": b'{"model": 1'}, "not a readable tokenizer.json"),
+        ("no_weights", lambda: {"weights.bin": None}, "weights.bin: missing"),
+    ],
+)
 def test_refused(tmp_path, case, replace, text):
     if case == "truncated":
         assert os.path.getsize(os.path.join(TINY, "weights.bin")) == 78197760, "update the expected size"
@@ -135,10 +151,18 @@ def fine_tuned(manifest):
     assert entry["dtype"] == "f32", entry
     lo, hi = entry["offset"], entry["offset"] + entry["nbytes"]
     data[lo:hi] = (np.frombuffer(bytes(data[lo:hi]), "<f4") * np.float32(1.05)).astype("<f4").tobytes()
-    tensors = [dict(t, sha256=hashlib.sha256(data[lo:hi]).hexdigest(), xxh64=xxhash.xxh64_hexdigest(bytes(data[lo:hi])))
-               if t is entry else t for t in manifest["tensors"]]
-    tuned = dict(manifest, tensors=tensors, manifest_sha256=tensors_digest(tensors),
-                 weights_sha256=hashlib.sha256(data).hexdigest())
+    tensors = [
+        dict(t, sha256=hashlib.sha256(data[lo:hi]).hexdigest(), xxh64=xxhash.xxh64_hexdigest(bytes(data[lo:hi])))
+        if t is entry
+        else t
+        for t in manifest["tensors"]
+    ]
+    tuned = dict(
+        manifest,
+        tensors=tensors,
+        manifest_sha256=tensors_digest(tensors),
+        weights_sha256=hashlib.sha256(data).hexdigest(),
+    )
     assert tuned["layout_sha256"] == layout_digest(tensors, tuned["weights_nbytes"])  # the layout is tiny.en's
     return bytes(data), json.dumps(tuned, indent=2, sort_keys=True).encode()
 
@@ -179,10 +203,20 @@ def test_cli_refuses_a_flipped_byte(tmp_path, manifest):
             os.symlink(os.path.join(ROOT, entry), tree / entry)
     checkpoint_copy(tree / "whisper_tiny", {"weights.bin": flipped(tensor_offsets(manifest)[2][1])})
     out = tmp_path / "out.txt"
-    proc = subprocess.run([os.path.join(ROOT, "ckw", "tools", "transcribe"), "--wav",
-                           os.path.join(ROOT, "test_audio", "jfk.wav"), "--output", str(out)],
-                          env=dict(os.environ, RUNFILES_DIR=str(tree)), capture_output=True, text=True, timeout=600,
-                          check=False)
+    proc = subprocess.run(
+        [
+            os.path.join(ROOT, "ckw", "tools", "transcribe"),
+            "--wav",
+            os.path.join(ROOT, "test_audio", "jfk.wav"),
+            "--output",
+            str(out),
+        ],
+        env=dict(os.environ, RUNFILES_DIR=str(tree)),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     lines = proc.stderr.splitlines()
     assert proc.returncode == 1 and len(lines) == 1, proc.stderr
     assert lines[0].startswith(f"transcribe: error: {tree}/whisper_tiny/weights.bin: "), lines[0]

@@ -25,8 +25,14 @@ def riff(*chunks: bytes) -> bytes:
     return b"RIFF" + struct.pack("<I", len(body)) + body
 
 
-def wav(samples: np.ndarray, rate: int, bits: int = 16, tag: int = PCM, declared_data: int | None = None,
-        extra_chunks: tuple = ()) -> bytes:
+def wav(
+    samples: np.ndarray,
+    rate: int,
+    bits: int = 16,
+    tag: int = PCM,
+    declared_data: int | None = None,
+    extra_chunks: tuple = (),
+) -> bytes:
     """`samples` [frames] or [frames, channels] in [-1, 1) as a WAV of the given sample type:
     PCM 8 (unsigned), 16, 24 or 32 bits, or IEEE float 32 or 64 bits."""
     x = np.asarray(samples, dtype=np.float64)

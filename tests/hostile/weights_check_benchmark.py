@@ -36,8 +36,10 @@ def median_ms(fn, runs):
 def measure(variant, runs):
     weights = runfiles.locate(f"whisper_{variant}", "weights.bin")
     mapped = np.memmap(weights, dtype=np.uint8, mode="r")
-    libs = [abi.Library.for_model(runfiles.locate("ckw", f"models/whisper/libckw_{variant}_{part}.so"), variant, part)
-            for part in ("encoder", "decoder")]
+    libs = [
+        abi.Library.for_model(runfiles.locate("ckw", f"models/whisper/libckw_{variant}_{part}.so"), variant, part)
+        for part in ("encoder", "decoder")
+    ]
 
     def read():
         return int(mapped[: mapped.size // 8 * 8].view(np.uint64).sum())
@@ -48,21 +50,29 @@ def measure(variant, runs):
 
     def sha256():
         for start in range(0, mapped.size, 1 << 24):
-            hashlib.sha256(mapped[start:start + (1 << 24)]).digest()
+            hashlib.sha256(mapped[start : start + (1 << 24)]).digest()
 
     read()  # page cache
-    return {"read": median_ms(read, runs), "create": median_ms(create, runs), "sha256": median_ms(sha256, runs),
-            "mb": mapped.size / 1e6}
+    return {
+        "read": median_ms(read, runs),
+        "create": median_ms(create, runs),
+        "sha256": median_ms(sha256, runs),
+        "mb": mapped.size / 1e6,
+    }
 
 
 def main(argv):
     del argv
-    print(f"{'variant':8} {'MB':>7} {'read ms':>9} {'create ms':>10} {'sha256 ms':>10} {'create/read':>12} "
-          f"{'sha256/create':>14}")
+    print(
+        f"{'variant':8} {'MB':>7} {'read ms':>9} {'create ms':>10} {'sha256 ms':>10} {'create/read':>12} "
+        f"{'sha256/create':>14}"
+    )
     for variant in ("tiny", "base"):
         m = measure(variant, FLAGS.runs)
-        print(f"{variant:8} {m['mb']:7.1f} {m['read']:9.1f} {m['create']:10.1f} {m['sha256']:10.1f} "
-              f"{m['create'] / m['read']:12.2f} {m['sha256'] / m['create']:14.2f}")
+        print(
+            f"{variant:8} {m['mb']:7.1f} {m['read']:9.1f} {m['create']:10.1f} {m['sha256']:10.1f} "
+            f"{m['create'] / m['read']:12.2f} {m['sha256'] / m['create']:14.2f}"
+        )
     sys.stdout.flush()
 
 

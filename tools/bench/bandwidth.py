@@ -18,13 +18,12 @@ import numpy as np
 
 
 class ReadBandwidth:
-
     def __init__(self, threads: int, nbytes: int = 1 << 30, reps: int = 5):
         self.threads, self.reps = threads, reps
         self.buffer = np.ones(nbytes // 4, np.float32)  # written once: every page is resident
         self.nbytes = self.buffer.nbytes
         step = -(-self.buffer.size // threads)
-        self.slices = [self.buffer[i:i + step] for i in range(0, self.buffer.size, step)]
+        self.slices = [self.buffer[i : i + step] for i in range(0, self.buffer.size, step)]
 
     def _pass(self) -> float:
         def read(x):
@@ -42,6 +41,7 @@ class ReadBandwidth:
         """Median GB/s (1e9 bytes) over `reps` passes."""
         try:
             from threadpoolctl import threadpool_limits
+
             limit = threadpool_limits(limits=1, user_api="blas")  # the threads here are the parallelism
         except ImportError:
             limit = None
@@ -58,7 +58,7 @@ class ReadBandwidth:
         rates = {}
         for t in range(1, self.threads + 1):
             step = -(-self.buffer.size // t)
-            self.slices = [self.buffer[i:i + step] for i in range(0, self.buffer.size, step)]
+            self.slices = [self.buffer[i : i + step] for i in range(0, self.buffer.size, step)]
             rates[t] = self.run()
         return {"gbps": max(rates.values()), "per_threads": rates, "buffer_bytes": self.nbytes}
 

@@ -16,12 +16,12 @@ from tools.bench import floors
 
 
 class CkwPeer:
-
     def __init__(self, variant: str, threads: int, beam_size: Optional[int] = None, precision: str = "fp32"):
         """beam_size: beam search on the one-window clip (None: greedy); precision: the fp32 build or
         the bf16 one (labelled ckw-bf16)."""
-        self.label = ("ckw" + ("" if precision == "fp32" else f"-{precision}")
-                      + ("" if beam_size is None else f"-b{beam_size}"))
+        self.label = (
+            "ckw" + ("" if precision == "fp32" else f"-{precision}") + ("" if beam_size is None else f"-b{beam_size}")
+        )
         self.beam_size = beam_size
         self.engine = Engine.from_runfiles(variant, precision=precision, threads=threads)
         self.calls = {"encoder": 0, "prefill": 0, "decode": 0}
@@ -67,9 +67,18 @@ class CkwPeer:
         windows = max(self.calls["encoder"], 1)
         # One window: the bytes of its average decoder step (beams: every beam's K/V); long-form
         # windows' prompts vary, so no floor there.
-        step_bytes = None if clip.long_form else floors.decode_bytes_per_step(
-            self.manifest, self.engine.config, self.prompt_tokens, self.calls["decode"] + 1, self.state_bytes,
-            rows=self.beam_size or 1)
+        step_bytes = (
+            None
+            if clip.long_form
+            else floors.decode_bytes_per_step(
+                self.manifest,
+                self.engine.config,
+                self.prompt_tokens,
+                self.calls["decode"] + 1,
+                self.state_bytes,
+                rows=self.beam_size or 1,
+            )
+        )
         return {
             "decode_bytes_per_step": step_bytes,
             "text": result["text"],

@@ -44,7 +44,6 @@ def ctranslate2_model_dir(variant: str, scratch: str) -> str:
 
 
 class FasterWhisperPeer:
-
     def __init__(self, model_dir: str, compute_type: str, threads: int, beam_size: int = 1):
         """beam_size: on the one-window clip (the long-form row is greedy on every engine)."""
         from faster_whisper import WhisperModel
@@ -74,8 +73,9 @@ class FasterWhisperPeer:
             # fallback temperature, as ckw.
             options = dict(beam_size=1, best_of=1)
         else:
-            options = dict(beam_size=self.beam_size, temperature=0.0, without_timestamps=True,
-                           condition_on_previous_text=False)
+            options = dict(
+                beam_size=self.beam_size, temperature=0.0, without_timestamps=True, condition_on_previous_text=False
+            )
         t0 = time.perf_counter()
         segments, _ = self.model.transcribe(clip.audio, language="en", vad_filter=False, **options)
         segments = list(segments)  # lazy: decoding happens here

@@ -25,14 +25,16 @@ def state_bytes(manifest: Dict) -> Dict[str, int]:
     for kind in ("self", "cross"):
         dtypes = {narrow.get(k, state[k]["dtype"]) for k in (f"{kind}_k", f"{kind}_v")}
         if len(dtypes) != 1 or dtypes - set(_WIDTHS):
-            raise ValueError(f"{DECODER_CIRCUIT}: {kind}-attention K/V dtypes {sorted(dtypes)}; expected one of "
-                             f"{sorted(_WIDTHS)}")
+            raise ValueError(
+                f"{DECODER_CIRCUIT}: {kind}-attention K/V dtypes {sorted(dtypes)}; expected one of {sorted(_WIDTHS)}"
+            )
         widths[kind] = _WIDTHS[dtypes.pop()]
     return widths
 
 
-def decode_bytes_per_step(manifest: Dict, config: Dict, prompt_len: int, tokens: int, state_bytes: Dict[str, int],
-                          rows: int = 1) -> Dict:
+def decode_bytes_per_step(
+    manifest: Dict, config: Dict, prompt_len: int, tokens: int, state_bytes: Dict[str, int], rows: int = 1
+) -> Dict:
     """Bytes one decoder step must read, averaged over a decode of `tokens` tokens after a prompt of
     `prompt_len`: every decoder tensor as stored (the manifest's nbytes: f16 or bf16 weights, f32
     norms and biases) except the cross-attention K/V projections (run once per window, at prefill)
@@ -52,7 +54,11 @@ def decode_bytes_per_step(manifest: Dict, config: Dict, prompt_len: int, tokens:
     d, layers = config["n_text_state"], config["n_text_layer"]
     cross = layers * 2 * config["n_audio_ctx"] * d * state_bytes["cross"]
     steps = range(1, tokens)  # the decode calls after prefill; call i attends prompt_len + i rows
-    self_kv = rows * layers * 2 * d * state_bytes["self"] * statistics.mean(prompt_len + i for i in steps) if tokens > 1 else 0
+    self_kv = (
+        rows * layers * 2 * d * state_bytes["self"] * statistics.mean(prompt_len + i for i in steps)
+        if tokens > 1
+        else 0
+    )
     return {"weights": weights, "cross_kv": cross, "self_kv": int(self_kv), "total": int(weights + cross + self_kv)}
 
 
@@ -72,8 +78,9 @@ def decoder_matmul_params(manifest: Dict) -> int:
     return params
 
 
-def paged_step(manifest: Dict, config: Dict, rows: int, requests: float, position: float,
-               state_bytes: Dict[str, int]) -> Dict:
+def paged_step(
+    manifest: Dict, config: Dict, rows: int, requests: float, position: float, state_bytes: Dict[str, int]
+) -> Dict:
     """Bytes and FLOPs of one step of the multi-sequence decoder (runtime/streams.py) over `rows`
     sequences of `requests` requests, each row attending `position` earlier tokens. Bytes: the
     decoder weights once (decode_bytes_per_step's share: the step's rows share them), each

@@ -61,8 +61,18 @@ QK = 32
 _Q8_0 = np.dtype([("d", "<f2"), ("qs", "i1", (QK,))])
 _Q5_1 = np.dtype([("d", "<f2"), ("m", "<f2"), ("qh", "<u4"), ("qs", "u1", (QK // 2,))])
 BLOCK_BYTES = {"q8_0": _Q8_0.itemsize, "q5_1": _Q5_1.itemsize}  # 34, 24 (packed, as ggml's structs)
-HPARAMS = ("n_vocab", "n_audio_ctx", "n_audio_state", "n_audio_head", "n_audio_layer", "n_text_ctx",
-           "n_text_state", "n_text_head", "n_text_layer", "n_mels")
+HPARAMS = (
+    "n_vocab",
+    "n_audio_ctx",
+    "n_audio_state",
+    "n_audio_head",
+    "n_audio_layer",
+    "n_text_ctx",
+    "n_text_state",
+    "n_text_head",
+    "n_text_layer",
+    "n_mels",
+)
 
 # Hugging Face name pieces -> openai-whisper's, per layer and for the whole model.
 _LAYER_PARTS = {
@@ -90,21 +100,25 @@ _MODEL_PARTS = {
     "model.decoder.layer_norm": "decoder.ln",
 }
 # Stored as f32 whatever the file type (besides every 1-D tensor); whisper.cpp's quantize skips them.
-_ALWAYS_F32 = {"encoder.positional_embedding", "decoder.positional_embedding", "encoder.conv1.bias",
-               "encoder.conv2.bias"}
+_ALWAYS_F32 = {
+    "encoder.positional_embedding",
+    "decoder.positional_embedding",
+    "encoder.conv1.bias",
+    "encoder.conv2.bias",
+}
 
 
 def openai_name(hf: str) -> str:
     """`model.decoder.layers.3.encoder_attn.q_proj.bias` -> `decoder.blocks.3.cross_attn.query.bias`."""
     for prefix, out in _MODEL_PARTS.items():
         if hf == prefix or hf.startswith(prefix + "."):
-            return out + hf[len(prefix):]
+            return out + hf[len(prefix) :]
     parts = hf.split(".")
     if len(parts) >= 5 and parts[0] == "model" and parts[1] in ("encoder", "decoder") and parts[2] == "layers":
         stack, index, rest = parts[1], parts[3], ".".join(parts[4:])
         for piece, out in _LAYER_PARTS.items():
             if rest.startswith(piece + "."):
-                return f"{stack}.blocks.{index}.{out}{rest[len(piece):]}"
+                return f"{stack}.blocks.{index}.{out}{rest[len(piece) :]}"
     raise ValueError(f"ggml_convert: no whisper.cpp name for tensor {hf!r}")
 
 
@@ -150,8 +164,10 @@ def _blocks(x: np.ndarray, name: str, ftype: str) -> np.ndarray:
     """x (float32, rows innermost) as [n_blocks, 32], or a one-line error naming the tensor."""
     x = np.asarray(x, dtype=np.float32)
     if x.ndim == 0 or x.shape[-1] % QK:
-        raise ValueError(f"ggml_convert: cannot quantize {name} {tuple(x.shape)} to {ftype}: its rows hold "
-                         f"{x.shape[-1] if x.ndim else 0} values, not a multiple of ggml's block of {QK}")
+        raise ValueError(
+            f"ggml_convert: cannot quantize {name} {tuple(x.shape)} to {ftype}: its rows hold "
+            f"{x.shape[-1] if x.ndim else 0} values, not a multiple of ggml's block of {QK}"
+        )
     if not np.all(np.isfinite(x)):
         raise ValueError(f"ggml_convert: cannot quantize {name} to {ftype}: it holds NaN or infinite values")
     return x.reshape(-1, QK)
@@ -179,7 +195,7 @@ def _q5_1_blocks(b: np.ndarray) -> np.ndarray:
     out["d"] = d.astype(np.float16)
     out["m"] = lo.astype(np.float16)
     out["qh"] = ((q >> 4) << np.arange(QK, dtype=np.uint32)).sum(axis=1, dtype=np.uint32)
-    out["qs"] = ((q[:, :QK // 2] & 15) | ((q[:, QK // 2:] & 15) << 4)).astype(np.uint8)
+    out["qs"] = ((q[:, : QK // 2] & 15) | ((q[:, QK // 2 :] & 15) << 4)).astype(np.uint8)
     return out
 
 
@@ -189,13 +205,13 @@ _CHUNK = 1 << 16  # blocks at a time: bounded temporaries for any matrix
 def quantize_q8_0(x: np.ndarray, name: str = "tensor") -> bytes:
     """ggml's q8_0 blocks of x's rows (quantize_row_q8_0_ref's arithmetic: float32, roundf)."""
     b = _blocks(x, name, "q8_0")
-    return b"".join(_q8_0_blocks(b[i:i + _CHUNK]).tobytes() for i in range(0, len(b), _CHUNK))
+    return b"".join(_q8_0_blocks(b[i : i + _CHUNK]).tobytes() for i in range(0, len(b), _CHUNK))
 
 
 def quantize_q5_1(x: np.ndarray, name: str = "tensor") -> bytes:
     """ggml's q5_1 blocks of x's rows (quantize_row_q5_1_ref's arithmetic: float32, + 0.5f, truncated)."""
     b = _blocks(x, name, "q5_1")
-    return b"".join(_q5_1_blocks(b[i:i + _CHUNK]).tobytes() for i in range(0, len(b), _CHUNK))
+    return b"".join(_q5_1_blocks(b[i : i + _CHUNK]).tobytes() for i in range(0, len(b), _CHUNK))
 
 
 QUANTIZERS = {"q8_0": quantize_q8_0, "q5_1": quantize_q5_1}
@@ -263,9 +279,16 @@ def convert(checkpoint_dir: str, out: str, ftype: str = "f16") -> Dict:
             os.remove(tmp)
         raise
     os.replace(tmp, out)
-    return {"variant": config.get("variant"), "ftype": ftype, "header_ftype": FTYPES[ftype], "tensors": n_tensors,
-            "tensor_types": types, "words": len(words), "bytes": os.path.getsize(out),
-            "manifest_sha256": ckpt.manifest_sha256}
+    return {
+        "variant": config.get("variant"),
+        "ftype": ftype,
+        "header_ftype": FTYPES[ftype],
+        "tensors": n_tensors,
+        "tensor_types": types,
+        "words": len(words),
+        "bytes": os.path.getsize(out),
+        "manifest_sha256": ckpt.manifest_sha256,
+    }
 
 
 def main() -> None:

@@ -41,18 +41,18 @@ def read_ggml(path):
     words = []
     for _ in range(take("i")[0]):
         (length,) = take("I")
-        words.append(data[pos:pos + length])
+        words.append(data[pos : pos + length])
         pos += length
     tensors = {}
     while pos < len(data):
         n_dims, name_len, ttype = take("3i")
         ne = take(f"{n_dims}i")
-        name = data[pos:pos + name_len].decode()
+        name = data[pos : pos + name_len].decode()
         pos += name_len
         count = int(np.prod(ne))
         if ttype in BLOCK:  # quantized: its raw blocks, dequantized by this test's own reading of them
             size = count // 32 * BLOCK[ttype]
-            raw = data[pos:pos + size]
+            raw = data[pos : pos + size]
             tensors[name] = (ttype, ne, dequantize(ttype, raw).reshape(tuple(reversed(ne))), raw)
             pos += size
             continue
@@ -119,12 +119,36 @@ def ggml_quantized(request, tmp_path_factory, checkpoint_dir):
 
 def expected_names(layers_audio, layers_text):
     """The tensors whisper.cpp's loader creates (and requires, each once)."""
-    names = ["encoder.positional_embedding", "encoder.conv1.weight", "encoder.conv1.bias", "encoder.conv2.weight",
-             "encoder.conv2.bias", "encoder.ln_post.weight", "encoder.ln_post.bias", "decoder.positional_embedding",
-             "decoder.token_embedding.weight", "decoder.ln.weight", "decoder.ln.bias"]
-    block = ["mlp_ln.weight", "mlp_ln.bias", "mlp.0.weight", "mlp.0.bias", "mlp.2.weight", "mlp.2.bias",
-             "attn_ln.weight", "attn_ln.bias", "attn.query.weight", "attn.query.bias", "attn.key.weight",
-             "attn.value.weight", "attn.value.bias", "attn.out.weight", "attn.out.bias"]
+    names = [
+        "encoder.positional_embedding",
+        "encoder.conv1.weight",
+        "encoder.conv1.bias",
+        "encoder.conv2.weight",
+        "encoder.conv2.bias",
+        "encoder.ln_post.weight",
+        "encoder.ln_post.bias",
+        "decoder.positional_embedding",
+        "decoder.token_embedding.weight",
+        "decoder.ln.weight",
+        "decoder.ln.bias",
+    ]
+    block = [
+        "mlp_ln.weight",
+        "mlp_ln.bias",
+        "mlp.0.weight",
+        "mlp.0.bias",
+        "mlp.2.weight",
+        "mlp.2.bias",
+        "attn_ln.weight",
+        "attn_ln.bias",
+        "attn.query.weight",
+        "attn.query.bias",
+        "attn.key.weight",
+        "attn.value.weight",
+        "attn.value.bias",
+        "attn.out.weight",
+        "attn.out.bias",
+    ]
     cross = [p.replace("attn", "cross_attn", 1) for p in block if "attn" in p]
     for i in range(layers_audio):
         names += [f"encoder.blocks.{i}.{p}" for p in block]
@@ -150,8 +174,12 @@ def test_names_types_and_shapes_follow_the_loader(ggml_f16, checkpoint_dir):
     assert tensors["decoder.blocks.3.cross_attn.query.weight"][:2] == (1, (d, d))
     assert tensors["decoder.blocks.3.cross_attn_ln.bias"][:2] == (0, (d,))
     for name, (ttype, ne, _) in tensors.items():
-        f32_always = len(ne) == 1 or name.endswith("positional_embedding") or name.endswith("conv1.bias") \
+        f32_always = (
+            len(ne) == 1
+            or name.endswith("positional_embedding")
+            or name.endswith("conv1.bias")
             or name.endswith("conv2.bias")
+        )
         assert ttype == (0 if f32_always else 1), name
 
 
@@ -177,8 +205,10 @@ def test_vocabulary_is_the_tokenizers_bytes(ggml_f16, checkpoint_dir):
 
 
 def test_openai_names():
-    assert ggml_convert.openai_name("model.decoder.layers.3.encoder_attn.q_proj.bias") == \
-        "decoder.blocks.3.cross_attn.query.bias"
+    assert (
+        ggml_convert.openai_name("model.decoder.layers.3.encoder_attn.q_proj.bias")
+        == "decoder.blocks.3.cross_attn.query.bias"
+    )
     assert ggml_convert.openai_name("model.encoder.layers.0.fc2.weight") == "encoder.blocks.0.mlp.2.weight"
     assert ggml_convert.openai_name("model.encoder.layer_norm.bias") == "encoder.ln_post.bias"
     with pytest.raises(ValueError, match="no whisper.cpp name"):
@@ -196,8 +226,9 @@ def test_whisper_cpp_transcribes_jfk_as_ckw(ggml_f16):
         peer.close()
     print(f"ckw: {ours}\nwhisper.cpp: {theirs['text']}")
     assert report.normalise_text(theirs["text"]) == report.normalise_text(ours)
-    assert report.normalise_text(ours) == ("and so my fellow americans ask not what your country can do for you "
-                                           "ask what you can do for your country")
+    assert report.normalise_text(ours) == (
+        "and so my fellow americans ask not what your country can do for you ask what you can do for your country"
+    )
     assert theirs["windows"] == 1 and theirs["tokens"] > 20
     assert all(v > 0 for k, v in theirs["stages"].items() if k != "prefill")
 
@@ -217,14 +248,70 @@ def test_q8_0_hand_made_block():
 
 
 def test_q5_1_hand_made_block():
-    q = [0, 31, 20, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
-         16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 3]
+    q = [
+        0,
+        31,
+        20,
+        3,
+        4,
+        5,
+        6,
+        7,
+        8,
+        9,
+        10,
+        11,
+        12,
+        13,
+        14,
+        15,
+        16,
+        17,
+        18,
+        19,
+        20,
+        21,
+        22,
+        23,
+        24,
+        25,
+        26,
+        27,
+        28,
+        29,
+        30,
+        3,
+    ]
     x = np.array(q, np.float32) - 1  # min -1, max 30: d = 1.0, m = -1.0
     x[3:] += np.float32(0.25) * np.array([1, -1] * 14 + [1], np.float32)  # within half a step: same codes
-    expected = bytes([0x00, 0x3C, 0x00, 0xBC,  # d 1.0, m -1.0 (f16)
-                      0x06, 0x00, 0xFF, 0x7F,  # fifth bits: values 1, 2 and 16..30 are >= 16
-                      0x00, 0x1F, 0x24, 0x33, 0x44, 0x55, 0x66, 0x77,  # value j | value j + 16 << 4
-                      0x88, 0x99, 0xAA, 0xBB, 0xCC, 0xDD, 0xEE, 0x3F])
+    expected = bytes(
+        [
+            0x00,
+            0x3C,
+            0x00,
+            0xBC,  # d 1.0, m -1.0 (f16)
+            0x06,
+            0x00,
+            0xFF,
+            0x7F,  # fifth bits: values 1, 2 and 16..30 are >= 16
+            0x00,
+            0x1F,
+            0x24,
+            0x33,
+            0x44,
+            0x55,
+            0x66,
+            0x77,  # value j | value j + 16 << 4
+            0x88,
+            0x99,
+            0xAA,
+            0xBB,
+            0xCC,
+            0xDD,
+            0xEE,
+            0x3F,
+        ]
+    )
     assert ggml_convert.quantize_q5_1(x) == expected
     assert list(unpack(7, expected)[0][0]) == q
     assert ggml_convert.quantize_q5_1(np.full(32, 0.5)) == b"\x00\x00\x00\x38" + bytes(20)  # d 0, m 0.5
@@ -233,8 +320,14 @@ def test_q5_1_hand_made_block():
 @pytest.mark.parametrize("ftype", ["q8_0", "q5_1"])
 def test_round_trip_within_each_blocks_bound(ftype):
     rng = np.random.default_rng(27)
-    x = np.concatenate([rng.standard_normal((64, 256)) * 0.05, rng.standard_normal((64, 256)) * 3e-6,
-                        rng.uniform(-1, 1, (64, 256)) + 0.5, np.zeros((1, 256))]).astype(np.float32)
+    x = np.concatenate(
+        [
+            rng.standard_normal((64, 256)) * 0.05,
+            rng.standard_normal((64, 256)) * 3e-6,
+            rng.uniform(-1, 1, (64, 256)) + 0.5,
+            np.zeros((1, 256)),
+        ]
+    ).astype(np.float32)
     raw = ggml_convert.QUANTIZERS[ftype](x)
     assert len(raw) == x.size // 32 * ggml_convert.BLOCK_BYTES[ftype]
     back = dequantize(TYPE[ftype], raw).reshape(-1, 32)
@@ -247,13 +340,16 @@ def test_round_trip_within_each_blocks_bound(ftype):
         assert np.all(np.abs(q[live]).max(axis=1) == 127)
     else:  # min and max take 0 and 31
         assert np.all(q[live].min(axis=1) == 0) and np.all(q[live].max(axis=1) == 31)
-    assert (err[:64 * 8] / bound[:64 * 8]).max() > 0.5  # really quantized: lossy, about half a step at worst
+    assert (err[: 64 * 8] / bound[: 64 * 8]).max() > 0.5  # really quantized: lossy, about half a step at worst
 
 
 def test_rows_that_are_not_whole_blocks_are_refused():
     for ftype, quantize in ggml_convert.QUANTIZERS.items():
-        with pytest.raises(ValueError, match=rf"cannot quantize encoder.odd \(4, 40\) to {ftype}: its rows hold 40 "
-                           "values, not a multiple of ggml's block of 32"):
+        with pytest.raises(
+            ValueError,
+            match=rf"cannot quantize encoder.odd \(4, 40\) to {ftype}: its rows hold 40 "
+            "values, not a multiple of ggml's block of 32",
+        ):
             quantize(np.ones((4, 40), np.float32), "encoder.odd")
         with pytest.raises(ValueError, match="NaN or infinite"):
             quantize(np.full((1, 32), np.nan, np.float32), "encoder.nan")
@@ -283,8 +379,13 @@ def ggml_quantize(lib, ftype, x):
 def test_random_blocks_equal_ggmls_bit_for_bit():
     lib = ggml_base()
     rng = np.random.default_rng(4)
-    x = np.concatenate([rng.standard_normal(1 << 16) * 0.02, rng.standard_normal(1 << 12) * 1e-7,
-                        np.round(rng.standard_normal(1 << 12) * 127) / 2]).astype(np.float32)  # halves: ties
+    x = np.concatenate(
+        [
+            rng.standard_normal(1 << 16) * 0.02,
+            rng.standard_normal(1 << 12) * 1e-7,
+            np.round(rng.standard_normal(1 << 12) * 127) / 2,
+        ]
+    ).astype(np.float32)  # halves: ties
     for ftype, quantize in ggml_convert.QUANTIZERS.items():
         assert quantize(x) == ggml_quantize(lib, ftype, x), ftype
 
@@ -307,8 +408,9 @@ def test_quantized_file_is_what_whisper_cpp_quantize_makes(ggml_quantized, ggml_
             assert ttype == TYPE[ftype], name
             source = f16_values.astype(np.float32)
             assert raw[0] == ggml_quantize(lib, ftype, source), name
-            assert np.all(np.abs(values.reshape(-1, 32) - source.reshape(-1, 32))
-                          <= error_bound(ttype, source, raw[0])), name
+            assert np.all(
+                np.abs(values.reshape(-1, 32) - source.reshape(-1, 32)) <= error_bound(ttype, source, raw[0])
+            ), name
             quantized += 1
             saved += 2 * values.size - len(raw[0])
         else:
@@ -341,7 +443,9 @@ def test_whisper_cpp_runs_the_quantized_files_as_the_f16_one(ggml_quantized, f16
     theirs, log = transcribe_jfk(path)
     # whisper.cpp read the header as quantized (ftype % 1000, qntvr = ftype / 1000) and loaded every tensor.
     assert re.search(rf"ftype\s+= {HEADER_FTYPE[ftype] % 1000}\n", log) and re.search(r"qntvr\s+= 2\n", log), log
-    print(f"whisper.cpp f16: {f16['text']}\nwhisper.cpp {ftype}: {theirs['text']}\n"
-          f"total ms f16 {f16['stages']['total']:.0f}, {ftype} {theirs['stages']['total']:.0f}")
+    print(
+        f"whisper.cpp f16: {f16['text']}\nwhisper.cpp {ftype}: {theirs['text']}\n"
+        f"total ms f16 {f16['stages']['total']:.0f}, {ftype} {theirs['stages']['total']:.0f}"
+    )
     assert report.normalise_text(theirs["text"]) == report.normalise_text(f16["text"])
     assert theirs["windows"] == 1 and theirs["tokens"] > 20

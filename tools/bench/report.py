@@ -5,8 +5,13 @@ import statistics
 from typing import Dict, List, Optional
 
 STAGES = ("frontend", "encoder", "prefill", "decode_per_token", "total")
-STAGE_LABELS = {"frontend": "frontend", "encoder": "encoder/window", "prefill": "prefill/window",
-                "decode_per_token": "decode/token", "total": "total"}
+STAGE_LABELS = {
+    "frontend": "frontend",
+    "encoder": "encoder/window",
+    "prefill": "prefill/window",
+    "decode_per_token": "decode/token",
+    "total": "total",
+}
 
 
 def normalise_text(text: str) -> str:
@@ -21,8 +26,14 @@ def summarise(runs: List[Dict]) -> Dict:
     for stage in STAGES:
         values = [r["stages"].get(stage) for r in runs]
         medians[stage] = statistics.median(values) if all(v is not None for v in values) else None
-    return {"median_ms": medians, "text": last["text"], "tokens": last["tokens"], "windows": last.get("windows"),
-            "derived": last.get("derived", []), "runs": runs}
+    return {
+        "median_ms": medians,
+        "text": last["text"],
+        "tokens": last["tokens"],
+        "windows": last.get("windows"),
+        "derived": last.get("derived", []),
+        "runs": runs,
+    }
 
 
 def ratio(ours: Optional[float], peer: Optional[float]) -> Optional[float]:
@@ -69,8 +80,10 @@ def render_row(row: Dict) -> List[str]:
     ours, peers = labels[0], labels[1:]
     planned = row.get("runs_planned", row["runs"])
     stopped = "" if row["runs"] >= planned else f" (stopped: {planned} planned)"
-    lines = [f"{row['model']} · {row['clip']} ({row['seconds']:.1f} s, {row['mode']}) · medians of {row['runs']} "
-             f"runs{stopped} after a warm-up, engines interleaved (ms; ratio = {ours} / peer, < 1: {ours} faster)"]
+    lines = [
+        f"{row['model']} · {row['clip']} ({row['seconds']:.1f} s, {row['mode']}) · medians of {row['runs']} "
+        f"runs{stopped} after a warm-up, engines interleaved (ms; ratio = {ours} / peer, < 1: {ours} faster)"
+    ]
     head = f"{'stage':<15} {ours:>9}" + "".join(f" | {p:>16} {'ratio':>6}" for p in peers)
     lines += [head, "-" * len(head)]
     for stage in STAGES:
@@ -85,28 +98,38 @@ def render_row(row: Dict) -> List[str]:
         cells = [engines[e][key] for e in labels]
         lines.append(f"{label:<15} {_count(cells[0], 9)}" + "".join(f" | {_count(c, 16)} {'':>6}" for c in cells[1:]))
     gf = row["encoder_gflops"]
-    lines.append(f"{'encoder GFLOPS':<15} {_num(gf.get(ours), 9)}"
-                 + "".join(f" | {_num(gf.get(p), 16)} {'':>6}" for p in peers))
-    lines.append(f"encoder: {row['encoder_gflop']:.1f} GFLOP per 30 s window; OpenBLAS sgemm {row['sgemm']['shape']} "
-                 f"on {row['sgemm']['threads']} threads: {row['sgemm']['gflops']:.0f} GFLOPS (median over the rounds); "
-                 f"{ours}'s encoder reaches {100 * row['encoder_fraction_of_sgemm']:.0f}% of it"
-                 + (f" (target for the exact fp32 build: {100 * TARGET_ENCODER_SHARE:.0f}%)"
-                    if row.get("precision", "fp32") == "fp32" else ""))
+    lines.append(
+        f"{'encoder GFLOPS':<15} {_num(gf.get(ours), 9)}" + "".join(f" | {_num(gf.get(p), 16)} {'':>6}" for p in peers)
+    )
+    lines.append(
+        f"encoder: {row['encoder_gflop']:.1f} GFLOP per 30 s window; OpenBLAS sgemm {row['sgemm']['shape']} "
+        f"on {row['sgemm']['threads']} threads: {row['sgemm']['gflops']:.0f} GFLOPS (median over the rounds); "
+        f"{ours}'s encoder reaches {100 * row['encoder_fraction_of_sgemm']:.0f}% of it"
+        + (
+            f" (target for the exact fp32 build: {100 * TARGET_ENCODER_SHARE:.0f}%)"
+            if row.get("precision", "fp32") == "fp32"
+            else ""
+        )
+    )
     if "read" in row:
-        lines.append(f"memory read: {row['read']['gbps']:.1f} GB/s (tools/bench/bandwidth.py, best of 1..."
-                     f"{row['read']['threads']} threads, median over the rounds)")
+        lines.append(
+            f"memory read: {row['read']['gbps']:.1f} GB/s (tools/bench/bandwidth.py, best of 1..."
+            f"{row['read']['threads']} threads, median over the rounds)"
+        )
     for label, f in row.get("decode_floors", {}).items():
         b = f["bytes"]
-        lines.append(f"decode {label}: a step reads {b['total'] / 1e6:.1f} MB (weights {b['weights'] / 1e6:.1f}, "
-                     f"cross K/V {b['cross_kv'] / 1e6:.1f}, self K/V {b['self_kv'] / 1e6:.2f}): floor "
-                     f"{f['floor_ms']:.2f} ms; the step reaches {100 * f['share_of_read']:.0f}% of the read bandwidth"
-                     + (f" (target for the exact fp32 build: {100 * TARGET_DECODE_SHARE:.0f}%)"
-                        if label == "ckw" else ""))
+        lines.append(
+            f"decode {label}: a step reads {b['total'] / 1e6:.1f} MB (weights {b['weights'] / 1e6:.1f}, "
+            f"cross K/V {b['cross_kv'] / 1e6:.1f}, self K/V {b['self_kv'] / 1e6:.2f}): floor "
+            f"{f['floor_ms']:.2f} ms; the step reaches {100 * f['share_of_read']:.0f}% of the read bandwidth"
+            + (f" (target for the exact fp32 build: {100 * TARGET_DECODE_SHARE:.0f}%)" if label == "ckw" else "")
+        )
     base = normalise_text(engines[ours]["text"])
     for p in peers:
         same = normalise_text(engines[p]["text"]) == base
-        lines.append(f"text {p}: {'= ' + ours if same else 'differs from ' + ours} "
-                     f"({len(engines[p]['text'].split())} words)")
+        lines.append(
+            f"text {p}: {'= ' + ours if same else 'differs from ' + ours} ({len(engines[p]['text'].split())} words)"
+        )
     return lines
 
 
@@ -116,8 +139,13 @@ BUSY_LOAD = 2.5
 def loadavg_summary(start: float, per_round: List[float], end: float, threads: int) -> Dict:
     """Before the run the load is other work; during it the run's own threads add about `threads`."""
     most = max(per_round + [end])
-    return {"start": start, "end": end, "max_seen": most, "per_round": per_round,
-            "busy": start > BUSY_LOAD or most > BUSY_LOAD + threads}
+    return {
+        "start": start,
+        "end": end,
+        "max_seen": most,
+        "per_round": per_round,
+        "busy": start > BUSY_LOAD or most > BUSY_LOAD + threads,
+    }
 
 
 def render_saved(saved: Dict) -> str:
@@ -137,26 +165,34 @@ def cpu_line(m: Dict) -> str:
 
 
 def render(report: Dict) -> str:
-    lines = [cpu_line(report["machine"]),
-             f"ckw ISA path: {report['ckw_isa']} (kernels/common/cpu.h's rule on these flags"
-             f"{''.join(f', {k}={v}' for k, v in report.get('isa_env', {}).items())}); "
-             f"{report['threads']} threads for every engine and for sgemm",
-             f"load average (1 min): {report['loadavg']['start']:.2f} before the run, at most "
-             f"{report['loadavg']['max_seen']:.2f} during it (its own {report['threads']} threads included), "
-             f"{report['loadavg']['end']:.2f} at the end"]
+    lines = [
+        cpu_line(report["machine"]),
+        f"ckw ISA path: {report['ckw_isa']} (kernels/common/cpu.h's rule on these flags"
+        f"{''.join(f', {k}={v}' for k, v in report.get('isa_env', {}).items())}); "
+        f"{report['threads']} threads for every engine and for sgemm",
+        f"load average (1 min): {report['loadavg']['start']:.2f} before the run, at most "
+        f"{report['loadavg']['max_seen']:.2f} during it (its own {report['threads']} threads included), "
+        f"{report['loadavg']['end']:.2f} at the end",
+    ]
     if report["loadavg"]["busy"]:
-        lines.append("WARNING: the machine was busy (load over 2.5 before the run, or over 2.5 + the run's own "
-                     "threads during it): the times are noisy; the ratios, measured interleaved, less so")
+        lines.append(
+            "WARNING: the machine was busy (load over 2.5 before the run, or over 2.5 + the run's own "
+            "threads during it): the times are noisy; the ratios, measured interleaved, less so"
+        )
     blas = report.get("blas") or []
     if blas:
         b = blas[0]
-        lines.append(f"BLAS: {b.get('internal_api')} {b.get('version')} ({b.get('architecture')}, "
-                     f"{b.get('threading_layer')})")
-    lines.append(f"ggml files: {report['ggml_type']}, converted from the packed checkpoints by "
-                 "tools/bench/ggml_convert.py")
-    lines.append("~: derived, not measured (faster-whisper runs prefill and decoding in one call: (total - frontend "
-                 "- encoder x windows) / decoder steps); whisper.cpp's encoder includes the cross-attention K/V "
-                 "projections, which ckw counts in prefill")
+        lines.append(
+            f"BLAS: {b.get('internal_api')} {b.get('version')} ({b.get('architecture')}, {b.get('threading_layer')})"
+        )
+    lines.append(
+        f"ggml files: {report['ggml_type']}, converted from the packed checkpoints by tools/bench/ggml_convert.py"
+    )
+    lines.append(
+        "~: derived, not measured (faster-whisper runs prefill and decoding in one call: (total - frontend "
+        "- encoder x windows) / decoder steps); whisper.cpp's encoder includes the cross-attention K/V "
+        "projections, which ckw counts in prefill"
+    )
     for row in report["rows"]:
         lines.append("")
         lines += render_row(row)

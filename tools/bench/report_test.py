@@ -23,7 +23,7 @@ whisper_print_timings:    total time =  7420.95 ms
 def test_encoder_flops_by_hand():
     # conv1 2*3000*80*3*384, conv2 2*1500*384*3*384, per block: Q K V O 4*2*1500*384^2,
     # scores and weighted sum 2*2*1500^2*384, MLP 2*2*1500*384*1536.
-    per_block = 4 * 2 * 1500 * 384 ** 2 + 2 * 2 * 1500 ** 2 * 384 + 2 * 2 * 1500 * 384 * 1536
+    per_block = 4 * 2 * 1500 * 384**2 + 2 * 2 * 1500**2 * 384 + 2 * 2 * 1500 * 384 * 1536
     assert sgemm.encoder_flops(TINY) == 2 * 3000 * 80 * 3 * 384 + 2 * 1500 * 384 * 3 * 384 + 4 * per_block
     assert round(sgemm.encoder_flops(TINY) / 1e9, 1) == 36.9  # issue 12: "the tiny encoder (37 GFLOP)"
     assert round(sgemm.encoder_flops(BASE) / 1e9, 1) == 87.4
@@ -44,8 +44,10 @@ def test_ckw_isa_rule():
 
 def test_cpu_info_reads_proc_cpuinfo(tmp_path):
     p = tmp_path / "cpuinfo"
-    p.write_text("processor\t: 0\nmodel name\t: Test CPU\nflags\t\t: fpu avx2 fma avx512f\n\n"
-                 "processor\t: 1\nmodel name\t: Test CPU\nflags\t\t: fpu avx2 fma avx512f\n")
+    p.write_text(
+        "processor\t: 0\nmodel name\t: Test CPU\nflags\t\t: fpu avx2 fma avx512f\n\n"
+        "processor\t: 1\nmodel name\t: Test CPU\nflags\t\t: fpu avx2 fma avx512f\n"
+    )
     info = sgemm.cpu_info(str(p))
     assert info["model"] == "Test CPU" and info["logical_cpus"] == 2
     assert info["flags"]["avx2"] and info["flags"]["avx512f"] and not info["flags"]["amx_bf16"]
@@ -68,9 +70,18 @@ def test_normalise_text():
 
 
 def _run(total, decode=None):
-    return {"text": "Hello, world.", "tokens": 3, "windows": 1,
-            "stages": {"frontend": 1.0, "encoder": 10.0, "prefill": None if decode is None else 2.0,
-                       "decode_per_token": decode, "total": total}}
+    return {
+        "text": "Hello, world.",
+        "tokens": 3,
+        "windows": 1,
+        "stages": {
+            "frontend": 1.0,
+            "encoder": 10.0,
+            "prefill": None if decode is None else 2.0,
+            "decode_per_token": decode,
+            "total": total,
+        },
+    }
 
 
 def test_medians_ratios_and_table():
@@ -79,10 +90,18 @@ def test_medians_ratios_and_table():
     assert ours["median_ms"]["total"] == 200.0 and ours["median_ms"]["decode_per_token"] == 5.0
     assert peer["median_ms"]["prefill"] is None
     assert report.ratio(200.0, 400.0) == 0.5 and report.ratio(1.0, None) is None
-    row = {"model": "tiny", "clip": "jfk.wav", "seconds": 11.0, "mode": "one window", "runs": 3,
-           "engines": {"ckw": ours, "peer": peer}, "encoder_gflop": 36.9,
-           "encoder_gflops": {"ckw": 3690.0, "peer": 3690.0}, "encoder_fraction_of_sgemm": 0.5,
-           "sgemm": {"shape": "1500x384x1536", "threads": 2, "gflops": 7380.0}}
+    row = {
+        "model": "tiny",
+        "clip": "jfk.wav",
+        "seconds": 11.0,
+        "mode": "one window",
+        "runs": 3,
+        "engines": {"ckw": ours, "peer": peer},
+        "encoder_gflop": 36.9,
+        "encoder_gflops": {"ckw": 3690.0, "peer": 3690.0},
+        "encoder_fraction_of_sgemm": 0.5,
+        "sgemm": {"shape": "1500x384x1536", "threads": 2, "gflops": 7380.0},
+    }
     text = "\n".join(report.render_row(row))
     assert "ratio = ckw / peer" in text
     total_line = next(line for line in text.split("\n") if line.startswith("total"))
@@ -93,13 +112,30 @@ def test_medians_ratios_and_table():
 
 
 def test_a_stopped_runs_json_renders():
-    row = {"model": "tiny", "clip": "long", "seconds": 600.0, "mode": "long-form", "runs": 2, "runs_planned": 5,
-           "engines": {"ckw": report.summarise([_run(100.0, 4.0)]), "peer": report.summarise([_run(200.0)])},
-           "encoder_gflop": 36.9, "encoder_gflops": {"ckw": 3690.0}, "encoder_fraction_of_sgemm": 0.5,
-           "sgemm": {"shape": "1500x384x1536", "threads": 2, "gflops": 7380.0}}
-    saved = {"machine": {"model": "Test CPU", "logical_cpus": 2, "flags": {"avx2": True}}, "ckw_isa": "avx2",
-             "threads": 2, "runs": 5, "ggml_type": "f16", "blas": [], "rows": [], "unfinished_row": row,
-             "loadavg": {"start": 3.0, "per_round": [4.0, 5.0]}}
+    row = {
+        "model": "tiny",
+        "clip": "long",
+        "seconds": 600.0,
+        "mode": "long-form",
+        "runs": 2,
+        "runs_planned": 5,
+        "engines": {"ckw": report.summarise([_run(100.0, 4.0)]), "peer": report.summarise([_run(200.0)])},
+        "encoder_gflop": 36.9,
+        "encoder_gflops": {"ckw": 3690.0},
+        "encoder_fraction_of_sgemm": 0.5,
+        "sgemm": {"shape": "1500x384x1536", "threads": 2, "gflops": 7380.0},
+    }
+    saved = {
+        "machine": {"model": "Test CPU", "logical_cpus": 2, "flags": {"avx2": True}},
+        "ckw_isa": "avx2",
+        "threads": 2,
+        "runs": 5,
+        "ggml_type": "f16",
+        "blas": [],
+        "rows": [],
+        "unfinished_row": row,
+        "loadavg": {"start": 3.0, "per_round": [4.0, 5.0]},
+    }
     text = report.render_saved(saved)
     assert "tiny · long (600.0 s, long-form) · medians of 2 runs (stopped: 5 planned)" in text
     assert "3.00 before the run, at most 5.00" in text and "WARNING: the machine was busy" in text
@@ -116,11 +152,22 @@ def test_decode_floors_and_their_lines():
     f = floors["decode_floors"]["ckw"]
     assert f["floor_ms"] == 4.0 and f["share_of_read"] == 0.8  # 50 MB at 12.5 GB/s: 4 ms of the 5 measured
     assert report.decode_floors({"ckw": ckw}, [], 2) == {}
-    row = {"model": "tiny", "clip": "jfk.wav", "seconds": 11.0, "mode": "one window", "runs": 1,
-           "engines": {"ckw": ckw, "peer": peer}, "encoder_gflop": 36.9, "encoder_gflops": {"ckw": 3690.0},
-           "encoder_fraction_of_sgemm": 0.5, "sgemm": {"shape": "1500x384x1536", "threads": 2, "gflops": 7380.0},
-           **floors}
+    row = {
+        "model": "tiny",
+        "clip": "jfk.wav",
+        "seconds": 11.0,
+        "mode": "one window",
+        "runs": 1,
+        "engines": {"ckw": ckw, "peer": peer},
+        "encoder_gflop": 36.9,
+        "encoder_gflops": {"ckw": 3690.0},
+        "encoder_fraction_of_sgemm": 0.5,
+        "sgemm": {"shape": "1500x384x1536", "threads": 2, "gflops": 7380.0},
+        **floors,
+    }
     text = "\n".join(report.render_row(row))
     assert "memory read: 12.5 GB/s" in text and "(target for the exact fp32 build: 90%)" in text
-    assert ("decode ckw: a step reads 50.0 MB (weights 40.0, cross K/V 9.0, self K/V 1.00): floor 4.00 ms; the step "
-            "reaches 80% of the read bandwidth (target for the exact fp32 build: 85%)") in text
+    assert (
+        "decode ckw: a step reads 50.0 MB (weights 40.0, cross K/V 9.0, self K/V 1.00): floor 4.00 ms; the step "
+        "reaches 80% of the read bandwidth (target for the exact fp32 build: 85%)"
+    ) in text

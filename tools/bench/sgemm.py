@@ -62,9 +62,15 @@ def blas_info() -> List[Dict]:
         import threadpoolctl
     except ImportError:
         return []
-    return [{k: v for k, v in lib.items() if k in ("internal_api", "version", "architecture", "num_threads",
-                                                  "threading_layer", "filepath")}
-            for lib in threadpoolctl.threadpool_info() if lib.get("user_api") == "blas"]
+    return [
+        {
+            k: v
+            for k, v in lib.items()
+            if k in ("internal_api", "version", "architecture", "num_threads", "threading_layer", "filepath")
+        }
+        for lib in threadpoolctl.threadpool_info()
+        if lib.get("user_api") == "blas"
+    ]
 
 
 class Sgemm:
@@ -83,6 +89,7 @@ class Sgemm:
         """Median GFLOPS over `reps` products (after one untimed product)."""
         try:
             from threadpoolctl import threadpool_limits
+
             limit = threadpool_limits(limits=self.threads, user_api="blas")
         except ImportError:
             limit = None  # OPENBLAS_NUM_THREADS, if set before numpy loaded, still applies

@@ -28,6 +28,7 @@ def peak_rss_mb() -> float:
 
 # --- the weights --------------------------------------------------------------------------------
 
+
 def write_peer_dirs(model: str, layers: str, seed: int, out: str) -> Dict[str, str]:
     """Seeded weights of `model` as a Hugging Face directory (out/hf), then each engine's own converter
     on it: ckw's checkpoint store packs it (out/ckw: tokenizer ids and audit as for any fine-tune),
@@ -44,8 +45,11 @@ def write_peer_dirs(model: str, layers: str, seed: int, out: str) -> Dict[str, s
     write_hf_directory(ckpt, hf, tokenizer_kinds.tokenizer_path(kind))
     del ckpt
     shutil.rmtree(seeded)
-    dirs = {"ckw": store.convert_into(sources.from_path(hf, f"seeded {model}"), os.path.join(out, "ckw"), model,
-                                      lambda _: None)}
+    dirs = {
+        "ckw": store.convert_into(
+            sources.from_path(hf, f"seeded {model}"), os.path.join(out, "ckw"), model, lambda _: None
+        )
+    }
     for quantization in ("float32", "int8"):
         dirs[f"ct2-{quantization}"] = convert_ct2(hf, os.path.join(out, f"ct2-{quantization}"), quantization)
     shutil.rmtree(hf)  # converted: no engine reads it
@@ -63,14 +67,25 @@ def write_hf_directory(ckpt, out: str, tokenizer: str) -> str:
 
     c = ckpt.config
     os.makedirs(out, exist_ok=True)
-    WhisperConfig(vocab_size=c["n_vocab"], num_mel_bins=c["n_mels"], d_model=c["n_audio_state"],
-                  encoder_layers=c["n_audio_layer"], encoder_attention_heads=c["n_audio_head"],
-                  decoder_layers=c["n_text_layer"], decoder_attention_heads=c["n_text_head"],
-                  encoder_ffn_dim=4 * c["n_audio_state"], decoder_ffn_dim=4 * c["n_text_state"],
-                  max_source_positions=c["n_audio_ctx"], max_target_positions=c["n_text_ctx"]).save_pretrained(out)
+    WhisperConfig(
+        vocab_size=c["n_vocab"],
+        num_mel_bins=c["n_mels"],
+        d_model=c["n_audio_state"],
+        encoder_layers=c["n_audio_layer"],
+        encoder_attention_heads=c["n_audio_head"],
+        decoder_layers=c["n_text_layer"],
+        decoder_attention_heads=c["n_text_head"],
+        encoder_ffn_dim=4 * c["n_audio_state"],
+        decoder_ffn_dim=4 * c["n_text_state"],
+        max_source_positions=c["n_audio_ctx"],
+        max_target_positions=c["n_text_ctx"],
+    ).save_pretrained(out)
     dtypes = {t["name"]: t["dtype"] for t in ckpt.manifest["tensors"]}
-    tensors = {n: np.ascontiguousarray(ckpt.tensor(n), np.float16 if dtypes[n] == "f16" else np.float32)
-               for n in ckpt.names() if not is_key_bias(n)}  # Whisper's key projection has no bias
+    tensors = {
+        n: np.ascontiguousarray(ckpt.tensor(n), np.float16 if dtypes[n] == "f16" else np.float32)
+        for n in ckpt.names()
+        if not is_key_bias(n)
+    }  # Whisper's key projection has no bias
     save_file(tensors, os.path.join(out, "model.safetensors"))
     shutil.copy(tokenizer, os.path.join(out, "tokenizer.json"))
     with open(os.path.join(out, "preprocessor_config.json"), "w", encoding="utf-8") as f:
@@ -90,11 +105,13 @@ def convert_ct2(hf_dir: str, out: str, quantization: str) -> str:
             return model_class.from_pretrained(model_name_or_path, use_kernels=False, **kwargs)
 
     Converter(hf_dir, copy_files=["tokenizer.json", "preprocessor_config.json"]).convert(
-        out, quantization=quantization, force=True)
+        out, quantization=quantization, force=True
+    )
     return out
 
 
 # --- the engines, each in its own process -------------------------------------------------------
+
 
 def _timed_runs(once, runs: int) -> List[Dict]:
     once()  # warm-up
@@ -133,14 +150,25 @@ def run_ckw(spec: Dict) -> Dict:
             tokens.append(pick(dec.decode(tokens[-1])))
             calls["decode"] += 1
         t3 = time.perf_counter()
-        return {"encoder": 1e3 * (t1 - t0), "prefill": 1e3 * (t2 - t1),
-                "decode_per_token": 1e3 * (t3 - t2) / max(calls["decode"], 1), "total": 1e3 * (t3 - t0),
-                "tokens": len(tokens), "decode_calls": calls["decode"]}
+        return {
+            "encoder": 1e3 * (t1 - t0),
+            "prefill": 1e3 * (t2 - t1),
+            "decode_per_token": 1e3 * (t3 - t2) / max(calls["decode"], 1),
+            "total": 1e3 * (t3 - t0),
+            "tokens": len(tokens),
+            "decode_calls": calls["decode"],
+        }
 
     runs = _timed_runs(once, spec["runs"])
     engine.close()
-    return {"runs": runs, "prompt": prompt, "eot": eot, "peak_rss_mb": peak_rss_mb(),
-            "config": engine.config, "manifest": engine_manifest(spec["checkpoint"])}
+    return {
+        "runs": runs,
+        "prompt": prompt,
+        "eot": eot,
+        "peak_rss_mb": peak_rss_mb(),
+        "config": engine.config,
+        "manifest": engine_manifest(spec["checkpoint"]),
+    }
 
 
 def engine_manifest(directory: str) -> Dict:
@@ -158,8 +186,9 @@ def run_faster_whisper(spec: Dict) -> Dict:
     import ctranslate2
     from faster_whisper import WhisperModel
 
-    model = WhisperModel(spec["model_dir"], device="cpu", compute_type=spec["compute_type"],
-                         cpu_threads=spec["threads"])
+    model = WhisperModel(
+        spec["model_dir"], device="cpu", compute_type=spec["compute_type"], cpu_threads=spec["threads"]
+    )
     features = ctranslate2.StorageView.from_array(np.load(spec["mel"])[None])
     n, prompt, eot = spec["decode_tokens"], spec["prompt"], spec["eot"]
 
@@ -174,16 +203,18 @@ def run_faster_whisper(spec: Dict) -> Dict:
                     lengths[count] = max_length
                     break
             else:
-                raise RuntimeError(f"faster-whisper: no max_length gives exactly {count} tokens; --decode_tokens "
-                                   "cannot be matched")
+                raise RuntimeError(
+                    f"faster-whisper: no max_length gives exactly {count} tokens; --decode_tokens cannot be matched"
+                )
         ids = _generate(encoded, lengths[count])
         if len(ids) != count:
             raise RuntimeError(f"faster-whisper generated {len(ids)} tokens where {count} were forced")
         return ids
 
     def _generate(encoded, max_length: int) -> List[int]:
-        result = model.model.generate(encoded, [prompt], beam_size=1, max_length=max_length, suppress_blank=False,
-                                      suppress_tokens=[eot])
+        result = model.model.generate(
+            encoded, [prompt], beam_size=1, max_length=max_length, suppress_blank=False, suppress_tokens=[eot]
+        )
         return result[0].sequences_ids[0]
 
     def once() -> Dict:
@@ -194,9 +225,13 @@ def run_faster_whisper(spec: Dict) -> Dict:
         t2 = time.perf_counter()
         generate(encoded, 1)
         t3 = time.perf_counter()
-        return {"encoder": 1e3 * (t1 - t0), "prefill": 1e3 * (t3 - t2),
-                "decode_per_token": 1e3 * ((t2 - t1) - (t3 - t2)) / max(n - 1, 1), "total": 1e3 * (t2 - t0),
-                "tokens": len(ids)}
+        return {
+            "encoder": 1e3 * (t1 - t0),
+            "prefill": 1e3 * (t3 - t2),
+            "decode_per_token": 1e3 * ((t2 - t1) - (t3 - t2)) / max(n - 1, 1),
+            "total": 1e3 * (t2 - t0),
+            "tokens": len(ids),
+        }
 
     runs = _timed_runs(once, spec["runs"])
     return {"runs": runs, "peak_rss_mb": peak_rss_mb()}

@@ -39,31 +39,46 @@ def parse_timings(text: str) -> Dict[str, tuple]:
 
 
 class WhisperCppPeer:
-
     def __init__(self, ggml_path: str, threads: int, ftype: str = "f16"):
         from pywhispercpp.model import Model
 
         self.label = f"whisper.cpp-{ftype}"
         log = []
         with captured_stderr(log):  # the loader's report; kept for the JSON
-            self.model = Model(ggml_path, n_threads=threads, print_progress=False, print_realtime=False,
-                               print_timestamps=False)
+            self.model = Model(
+                ggml_path, n_threads=threads, print_progress=False, print_realtime=False, print_timestamps=False
+            )
         self.load_log = log[0]
         self.threads = threads
 
     def _params(self, long_form: bool) -> Dict:
-        common = dict(n_threads=self.threads, language="en", translate=False, print_progress=False,
-                      print_realtime=False, print_timestamps=False, token_timestamps=False,
-                      greedy={"best_of": 1}, beam_search={"beam_size": -1, "patience": -1.0})
+        common = dict(
+            n_threads=self.threads,
+            language="en",
+            translate=False,
+            print_progress=False,
+            print_realtime=False,
+            print_timestamps=False,
+            token_timestamps=False,
+            greedy={"best_of": 1},
+            beam_search={"beam_size": -1, "patience": -1.0},
+        )
         if long_form:
             # whisper.cpp's defaults (timestamps, temperature fallback by 0.2, thresholds: entropy 2.4,
             # log-probability -1.0, no-speech 0.6), greedy, conditioned on the previous text
             # (no_context=False, as openai-whisper; pywhispercpp's own default is True).
-            return dict(common, no_context=False, no_timestamps=False, single_segment=False, temperature=0.0,
-                        temperature_inc=0.2)
+            return dict(
+                common,
+                no_context=False,
+                no_timestamps=False,
+                single_segment=False,
+                temperature=0.0,
+                temperature_inc=0.2,
+            )
         # One window, greedy at temperature 0 without fallback or timestamps, as ckw's short path.
-        return dict(common, no_context=True, no_timestamps=True, single_segment=True, temperature=0.0,
-                    temperature_inc=0.0)
+        return dict(
+            common, no_context=True, no_timestamps=True, single_segment=True, temperature=0.0, temperature_inc=0.0
+        )
 
     def run(self, clip) -> Dict:
         import _pywhispercpp as pw
@@ -98,8 +113,12 @@ class WhisperCppPeer:
 
         ctx = self.model._ctx
         eot = pw.whisper_token_eot(ctx)
-        return sum(1 for i in range(pw.whisper_full_n_segments(ctx)) for j in range(pw.whisper_full_n_tokens(ctx, i))
-                   if pw.whisper_full_get_token_id(ctx, i, j) < eot)
+        return sum(
+            1
+            for i in range(pw.whisper_full_n_segments(ctx))
+            for j in range(pw.whisper_full_n_tokens(ctx, i))
+            if pw.whisper_full_get_token_id(ctx, i, j) < eot
+        )
 
     def close(self) -> None:
         del self.model

@@ -35,6 +35,7 @@ def _impl(rctx, env_var):
     python = rctx.path("%s/.venv/bin/python3" % root)
     if not python.exists:
         fail("@%s: no Python venv at %s: run ./bazelw (it builds .venv from requirements_lock.txt)" % (rctx.name, python))
+
     # Resolving a label through rctx.path() makes the file an input of this repository: edit the
     # converter (any non-test .py in its package) or the pins, and the checkpoint is rebuilt.
     package = rctx.path(Label("//models/whisper/checkpoint:BUILD.bazel")).dirname
@@ -53,8 +54,8 @@ def _impl(rctx, env_var):
     rctx.report_progress("converting the Whisper %s checkpoint" % rctx.attr.variant)
     result = rctx.execute(args, environment = env, timeout = rctx.attr.timeout, quiet = True)
     if result.return_code != 0:
-        lines = [l for l in result.stderr.strip().split("\n") if l.strip()]
-        errors = [l for l in lines if l.startswith("error: ")]
+        lines = [line for line in result.stderr.strip().split("\n") if line.strip()]
+        errors = [line for line in lines if line.startswith("error: ")]
         if errors:
             fail("@%s: %s" % (rctx.name, errors[-1][len("error: "):]))
         fail("@%s: checkpoint conversion crashed (exit %d):\n%s" % (rctx.name, result.return_code, "\n".join(lines[-20:])))
@@ -90,7 +91,13 @@ _whisper_checkpoint_base = repository_rule(
 )
 
 def whisper_checkpoint(name, variant, **kwargs):
-    """Declares `@<name>` holding the packed `variant` ("tiny" or "base") checkpoint."""
+    """Declares `@<name>` holding the packed `variant` ("tiny" or "base") checkpoint.
+
+    Args:
+      name: the repository's name.
+      variant: "tiny" or "base".
+      **kwargs: the repository rule's other attributes (hub_repo, timeout).
+    """
     rule = {"tiny": _whisper_checkpoint_tiny, "base": _whisper_checkpoint_base}.get(variant)
     if rule == None:
         fail("whisper_checkpoint(%s): variant must be \"tiny\" or \"base\", got %r" % (name, variant))

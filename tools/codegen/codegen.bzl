@@ -117,7 +117,7 @@ def ckw_model_library(name, circuit, config, kernels, variant, part, phases, man
             srcs = [":" + name + "_c"],
             output_group = group,
             testonly = testonly,
-        tags = tags,
+            tags = tags,
             visibility = visibility,
         )
     cc_library(

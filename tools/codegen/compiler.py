@@ -30,9 +30,16 @@ class Trace:
     plans: dict[str, plan.PhasePlan] = field(default_factory=dict)
 
 
-def compile_circuit(circuit_path: str, kernel_map_paths: list[str], config_path: str, manifest_path: str | None,
-                    variant: str, check_only: bool = False, libraries: list[str] | None = None,
-                    trace: Trace | None = None) -> Result:
+def compile_circuit(
+    circuit_path: str,
+    kernel_map_paths: list[str],
+    config_path: str,
+    manifest_path: str | None,
+    variant: str,
+    check_only: bool = False,
+    libraries: list[str] | None = None,
+    trace: Trace | None = None,
+) -> Result:
     trace = trace or Trace(circuit_path)
     circuit = load.load_circuit(circuit_path)
     kernel_maps = trace.kernel_maps = load.load_kernel_maps(load.find_kernel_maps(kernel_map_paths))
@@ -66,7 +73,10 @@ def compile_circuit(circuit_path: str, kernel_map_paths: list[str], config_path:
     if libraries is not None:
         missing = [lib for lib in ir["libraries"] if lib not in libraries]
         if missing:
-            raise CompileError(f"{circuit_path}: selected kernels need {', '.join(missing)}, which the build does not link; register them (kernels/kernel.bzl) or add them to the rule's kernels")
+            raise CompileError(
+                f"{circuit_path}: selected kernels need {', '.join(missing)}, which the build does not link; "
+                "register them (kernels/kernel.bzl) or add them to the rule's kernels"
+            )
     files = emit.render(ir)
     described = explain.describe(trace)
     files["explain.json"] = emit.dumps(described)

@@ -49,8 +49,13 @@ def c_doc(item: dict, width: int = WIDTH) -> str:
         lines += textwrap.wrap(para, width - 3, break_on_hyphens=False) if para.strip() else []
     for p in item.get("params", []):
         if p["doc"]:
-            lines += textwrap.wrap(f"{p['name']}: {p['doc']}", width - 5, initial_indent="  ", subsequent_indent="    ",
-                                   break_on_hyphens=False)
+            lines += textwrap.wrap(
+                f"{p['name']}: {p['doc']}",
+                width - 5,
+                initial_indent="  ",
+                subsequent_indent="    ",
+                break_on_hyphens=False,
+            )
     return "\n".join("// " + line for line in lines)
 
 

@@ -9,7 +9,6 @@ passes finished: phases that did not get through the layout pass are drawn from 
 the phase's `edges` use.
 """
 
-
 from tools.codegen import expr
 from tools.codegen.errors import CompileError
 
@@ -26,9 +25,17 @@ def _shape(shape) -> list[str] | None:
 
 def _kernel(doc) -> dict:
     d = doc.data
-    return {"path": doc.path, "provides": d["provides"], "header": d["header"], "library": d["library"],
-            "phases": d["phases"], "parallel": d.get("parallel", []), "contract": d["contract"],
-            "layout_conversion": d.get("layout_conversion"), "dims": d["dims"]}
+    return {
+        "path": doc.path,
+        "provides": d["provides"],
+        "header": d["header"],
+        "library": d["library"],
+        "phases": d["phases"],
+        "parallel": d.get("parallel", []),
+        "contract": d["contract"],
+        "layout_conversion": d.get("layout_conversion"),
+        "dims": d["dims"],
+    }
 
 
 def _value_id(ref) -> str:
@@ -67,9 +74,15 @@ class _Phase:
 
     def value(self, vid: str, dtype, layout, placement, shape, ref, window_offset=None) -> None:
         cache, _ = self.state_info(ref)
-        self.values[vid] = {"dtype": dtype, "layout": layout, "placement": placement, "shape": _shape(shape),
-                            "ref": str(ref) if ref is not None else None, "cache": cache,
-                            "window_offset": _text(window_offset)}
+        self.values[vid] = {
+            "dtype": dtype,
+            "layout": layout,
+            "placement": placement,
+            "shape": _shape(shape),
+            "ref": str(ref) if ref is not None else None,
+            "cache": cache,
+            "window_offset": _text(window_offset),
+        }
 
     def edges(self, outputs: dict[str, str], stacked: dict[str, list[str]]) -> list[dict]:
         """Producer -> consumer per value; a persistent value or an argument is a node of its own
@@ -78,8 +91,16 @@ class _Phase:
         result = []
 
         def add(value, src, src_port, dst, dst_port):
-            result.append({"id": _edge_id(value, src, dst, dst_port), "value": value, "from": src,
-                           "from_port": src_port, "to": dst, "to_port": dst_port})
+            result.append(
+                {
+                    "id": _edge_id(value, src, dst, dst_port),
+                    "value": value,
+                    "from": src,
+                    "from_port": src_port,
+                    "to": dst,
+                    "to_port": dst_port,
+                }
+            )
 
         for vid, (node, port) in sorted(self.producer.items()):
             h = self.holder(self.values[vid])
@@ -97,13 +118,20 @@ class _Phase:
                     add(value, self.producer[value][0], self.producer[value][1], f"output:{name}", "")
         return result
 
-    def result(self, status: str, outputs: dict[str, str], externals: list[str],
-               stacked: dict[str, list[str]] | None = None) -> dict:
+    def result(
+        self, status: str, outputs: dict[str, str], externals: list[str], stacked: dict[str, list[str]] | None = None
+    ) -> dict:
         """`outputs`: circuit output -> value (a stacked output's first slice); `stacked`: a stacked
         output -> every slice's value."""
-        return {"phase": self.phase, "status": status, "nodes": self.nodes, "values": dict(sorted(self.values.items())),
-                "edges": self.edges(outputs, stacked or {}), "outputs": dict(sorted(outputs.items())),
-                "externals": externals}
+        return {
+            "phase": self.phase,
+            "status": status,
+            "nodes": self.nodes,
+            "values": dict(sorted(self.values.items())),
+            "edges": self.edges(outputs, stacked or {}),
+            "outputs": dict(sorted(outputs.items())),
+            "externals": externals,
+        }
 
 
 def _candidates(selection, op_name: str, phase: str, table: list[list], index: dict[tuple, int]) -> int | None:
@@ -126,16 +154,24 @@ def _compiled(graph, selection, pg, pp, table, index) -> dict:
     for tid, t in pg.tensors.items():
         ph.value(tid, t.dtype, t.layout, t.placement, t.shape, t.ref, t.window_offset)
     for n in nodes:
-        ph.nodes.append({
-            "name": n.name, "kind": "op" if n.op else "converter",
-            "op_kind": n.op.kind if n.op else n.kmap.data["provides"], "kernel": n.kernel,
-            "where": n.op.where if n.op else None, "call": order.get(n.name), "guarded": guarded.get(n.name, False),
-            "inputs": dict(sorted(n.inputs.items())), "outputs": dict(sorted(n.outputs.items())),
-            "weights": {p: w.tensor for p, w in sorted(n.weights.items())},
-            "dims": {k: expr.c_text(v) for k, v in sorted(n.dims.items())},
-            "attrs": dict(sorted(n.op.attrs.items())) if n.op else {},
-            "candidates": _candidates(selection, n.op.name, pg.phase, table, index) if n.op else None,
-            "route": n.route})
+        ph.nodes.append(
+            {
+                "name": n.name,
+                "kind": "op" if n.op else "converter",
+                "op_kind": n.op.kind if n.op else n.kmap.data["provides"],
+                "kernel": n.kernel,
+                "where": n.op.where if n.op else None,
+                "call": order.get(n.name),
+                "guarded": guarded.get(n.name, False),
+                "inputs": dict(sorted(n.inputs.items())),
+                "outputs": dict(sorted(n.outputs.items())),
+                "weights": {p: w.tensor for p, w in sorted(n.weights.items())},
+                "dims": {k: expr.c_text(v) for k, v in sorted(n.dims.items())},
+                "attrs": dict(sorted(n.op.attrs.items())) if n.op else {},
+                "candidates": _candidates(selection, n.op.name, pg.phase, table, index) if n.op else None,
+                "route": n.route,
+            }
+        )
         for port, tid in sorted(n.outputs.items()):
             ph.producer[tid] = (n.name, port)
         for port, tid in sorted(n.inputs.items()):
@@ -181,12 +217,24 @@ def _declared(graph, selection, phase: str, status: str, table, index) -> dict:
                 else:
                     ph.value(vid, None, None, None, None, None)
             ph.reads.append((vid, op.name, port))
-        ph.nodes.append({
-            "name": op.name, "kind": "op", "op_kind": op.kind, "kernel": doc.data["kernel"] if doc else None,
-            "where": op.where, "call": None, "guarded": False, "inputs": inputs, "outputs": outputs,
-            "weights": {p: w.tensor for p, w in sorted(op.weights.items())}, "dims": {},
-            "attrs": dict(sorted(op.attrs.items())),
-            "candidates": _candidates(selection, op.name, phase, table, index), "route": None})
+        ph.nodes.append(
+            {
+                "name": op.name,
+                "kind": "op",
+                "op_kind": op.kind,
+                "kernel": doc.data["kernel"] if doc else None,
+                "where": op.where,
+                "call": None,
+                "guarded": False,
+                "inputs": inputs,
+                "outputs": outputs,
+                "weights": {p: w.tensor for p, w in sorted(op.weights.items())},
+                "dims": {},
+                "attrs": dict(sorted(op.attrs.items())),
+                "candidates": _candidates(selection, op.name, phase, table, index),
+                "route": None,
+            }
+        )
     here = {name: out for name, out in sorted(graph.outputs.items()) if phase in out["phases"]}
     outputs = {name: _value_id(out["ref"]) for name, out in here.items()}
     stacked = {name: [_value_id(r) for r in out["stacked"]] for name, out in here.items() if out.get("stacked")}
@@ -221,8 +269,14 @@ def _error(error: CompileError | None, phases: list[dict]) -> dict | None:
     if error is None:
         return None
     ctx = error.context
-    result = {"message": str(error), "phase": ctx.get("phase"), "op": ctx.get("op"), "edge": None,
-              "candidates": ctx.get("candidates"), "route": ctx.get("route")}
+    result = {
+        "message": str(error),
+        "phase": ctx.get("phase"),
+        "op": ctx.get("op"),
+        "edge": None,
+        "candidates": ctx.get("candidates"),
+        "route": ctx.get("route"),
+    }
     target = next((p for p in phases if p["phase"] == ctx.get("phase")), None)
     if target is not None and "edge" in ctx:
         result["edge"] = _failed_edge(error, target)
@@ -259,7 +313,7 @@ def describe(trace, error: CompileError | None = None) -> dict:
     index: dict[tuple, int] = {}
     phases = []
     first_missing = next((p for p in (g.phases if g else []) if p not in trace.plans), None)
-    for phase in (g.phases if g else []):
+    for phase in g.phases if g else []:
         status = _status(trace, phase, error, first_missing)
         if phase in trace.phases:
             phases.append(_compiled(g, trace.selection, trace.phases[phase], trace.plans.get(phase), table, index))
@@ -273,9 +327,19 @@ def describe(trace, error: CompileError | None = None) -> dict:
         "circuit": g.circuit if g else None,
         "part": g.part if g else None,
         "dims": dict(sorted(g.dims.items())) if g else {},
-        "states": {name: {"dtype": s.dtype, "layout": s.layout, "shape": list(s.shape), "cache": s.cache,
-                          "instances": dict(s.instances), "window": s.window}
-                   for name, s in sorted(g.states.items())} if g else {},
+        "states": {
+            name: {
+                "dtype": s.dtype,
+                "layout": s.layout,
+                "shape": list(s.shape),
+                "cache": s.cache,
+                "instances": dict(s.instances),
+                "window": s.window,
+            }
+            for name, s in sorted(g.states.items())
+        }
+        if g
+        else {},
         "kernels": {d.data["kernel"]: _kernel(d) for d in sorted(trace.kernel_maps, key=lambda d: d.data["kernel"])},
         "candidates": table,
         "phases": phases,

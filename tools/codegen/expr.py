@@ -113,8 +113,14 @@ def check(text: str, env: Mapping[str, Value], where: str) -> Optional[bool]:
         right = evaluate(ast.unparse(node.comparators[0]), env, where)
         if isinstance(left, Sym) or isinstance(right, Sym):
             return None
-        ops = {ast.Eq: left == right, ast.NotEq: left != right, ast.Gt: left > right,
-               ast.GtE: left >= right, ast.Lt: left < right, ast.LtE: left <= right}
+        ops = {
+            ast.Eq: left == right,
+            ast.NotEq: left != right,
+            ast.Gt: left > right,
+            ast.GtE: left >= right,
+            ast.Lt: left < right,
+            ast.LtE: left <= right,
+        }
         return ops[type(node.ops[0])]
 
     return walk(tree)
@@ -151,7 +157,12 @@ def evaluate_float(text: str, env: Mapping[str, Value], where: str) -> float:
             if not isinstance(v, int):
                 raise CompileError(f"{where}: '{node.id}' in '{text}' is not a compile-time dim")
             return float(v)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "sqrt" and len(node.args) == 1:
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "sqrt"
+            and len(node.args) == 1
+        ):
             return math.sqrt(walk(node.args[0]))
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
             a, b = walk(node.left), walk(node.right)

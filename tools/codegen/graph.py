@@ -133,7 +133,9 @@ class _Unroller:
             if rest not in states:
                 raise CompileError(f"{where}: dangling edge '{text}': no state '{rest}' is declared")
             n = len(states[rest]["instances"])
-            instance = tuple(([index] if index is not None and n else []) + [0] * (n - (1 if index is not None and n else 0)))
+            instance = tuple(
+                ([index] if index is not None and n else []) + [0] * (n - (1 if index is not None and n else 0))
+            )
             return Ref("state", rest, instance=instance)
         if kind == "carry":
             if rest not in carries:
@@ -154,14 +156,26 @@ class _Unroller:
         phases = tuple(item.get("phases", default or list(self.data["phases"])))
         for ph in phases:
             if ph not in self.data["phases"]:
-                raise CompileError(f"{where}: /phases: unknown phase '{ph}' (declared: {', '.join(self.data['phases'])})")
+                raise CompileError(
+                    f"{where}: /phases: unknown phase '{ph}' (declared: {', '.join(self.data['phases'])})"
+                )
         if default and not set(phases) <= set(default):
-            raise CompileError(f"{where}: /phases: {', '.join(p for p in phases if p not in default)} not among its repeat's phases")
+            raise CompileError(
+                f"{where}: /phases: {', '.join(p for p in phases if p not in default)} not among its repeat's phases"
+            )
         return phases
 
-    def run(self, items: list, pointer: str, scope: Dict[str, str], carries: Dict[str, Ref],
-            index_name: Optional[str], index: Optional[int], prefix: str,
-            default_phases: Optional[Tuple[str, ...]] = None) -> None:
+    def run(
+        self,
+        items: list,
+        pointer: str,
+        scope: Dict[str, str],
+        carries: Dict[str, Ref],
+        index_name: Optional[str],
+        index: Optional[int],
+        prefix: str,
+        default_phases: Optional[Tuple[str, ...]] = None,
+    ) -> None:
         for i, item in enumerate(items):
             where_ptr = f"{pointer}/{i}"
             if "repeat" in item:
@@ -171,21 +185,45 @@ class _Unroller:
             where = f"{self.doc.path}: {where_ptr} ({flat})"
             if flat in self.defined:
                 raise CompileError(f"{where}: op name is already used")
-            inputs = {p: self.ref(r, f"{where}: /inputs/{p}", scope, carries, index) for p, r in sorted(item["inputs"].items())}
+            inputs = {
+                p: self.ref(r, f"{where}: /inputs/{p}", scope, carries, index)
+                for p, r in sorted(item["inputs"].items())
+            }
             weights = {}
             for p, w in sorted(item.get("weights", {}).items()):
                 tensor = w["tensor"].replace("{" + index_name + "}", str(index)) if index_name else w["tensor"]
                 weights[p] = Weight(tensor, tuple(w["shape"]))
-            stores = {p: self.ref(s, f"{where}: /stores/{p}", scope, carries, index) for p, s in sorted(item.get("stores", {}).items())}
+            stores = {
+                p: self.ref(s, f"{where}: /stores/{p}", scope, carries, index)
+                for p, s in sorted(item.get("stores", {}).items())
+            }
             phases = self.phases(item, where, default_phases)
-            op = Op(flat, item["kind"], where, inputs, weights, stores, dict(item.get("attrs", {})),
-                    dict(item.get("dims", {})), phases, item.get("contract"), dict(item.get("exports", {})))
+            op = Op(
+                flat,
+                item["kind"],
+                where,
+                inputs,
+                weights,
+                stores,
+                dict(item.get("attrs", {})),
+                dict(item.get("dims", {})),
+                phases,
+                item.get("contract"),
+                dict(item.get("exports", {})),
+            )
             self.ops.append(op)
             self.defined[flat] = op
             scope[item["name"]] = flat
 
-    def repeat(self, group: dict, pointer: str, outer_scope: Dict[str, str], outer_carries: Dict[str, Ref],
-               outer_index: Optional[int], outer_phases: Optional[Tuple[str, ...]] = None) -> None:
+    def repeat(
+        self,
+        group: dict,
+        pointer: str,
+        outer_scope: Dict[str, str],
+        outer_carries: Dict[str, Ref],
+        outer_index: Optional[int],
+        outer_phases: Optional[Tuple[str, ...]] = None,
+    ) -> None:
         name = group["repeat"]
         where = f"{self.doc.path}: {pointer} ({name})"
         phases = self.phases(group, where, outer_phases)
@@ -193,13 +231,17 @@ class _Unroller:
         if not isinstance(count, int) or count <= 0:
             raise CompileError(f"{where}: /count: expected a positive count, got {count}")
         carry_specs = group.get("carry", {})
-        current = {c: self.ref(s["init"], f"{where}: /carry/{c}/init", outer_scope, outer_carries, outer_index)
-                   for c, s in sorted(carry_specs.items())}
+        current = {
+            c: self.ref(s["init"], f"{where}: /carry/{c}/init", outer_scope, outer_carries, outer_index)
+            for c, s in sorted(carry_specs.items())
+        }
         for i in range(count):
             scope = dict(outer_scope)
             self.run(group["ops"], f"{pointer}/ops", scope, current, group["index"], i, f"{name}.{i}.", phases)
-            current = {c: self.ref(s["next"], f"{where}: /carry/{c}/next", scope, current, i)
-                       for c, s in sorted(carry_specs.items())}
+            current = {
+                c: self.ref(s["next"], f"{where}: /carry/{c}/next", scope, current, i)
+                for c, s in sorted(carry_specs.items())
+            }
         self.group_results[name] = current
         self.repeat_counts[name] = count
 
@@ -219,7 +261,9 @@ def build(doc: Document, config: Document) -> Graph:
     for name, s in sorted(data.get("state", {}).items()):
         where = f"{doc.path}: /state/{name}"
         instances = tuple((k, expr.evaluate(v, dims, f"{where}/instances/{k}")) for k, v in s["instances"].items())
-        states[name] = State(name, s["dtype"], tuple(s["shape"]), s["layout"], instances, s.get("window"), s.get("cache"))
+        states[name] = State(
+            name, s["dtype"], tuple(s["shape"]), s["layout"], instances, s.get("window"), s.get("cache")
+        )
     unroller = _Unroller(doc, dims)
     unroller.run(data["ops"], "/ops", {}, {}, None, None, "")
     outputs = {}
@@ -231,7 +275,9 @@ def build(doc: Document, config: Document) -> Graph:
         # One slice per iteration of a repeat: `from` names an op inside it, unrolled as <stack>.<i>.<op>.
         stack = out["stack"]
         if stack not in unroller.repeat_counts:
-            raise CompileError(f"{where}/stack: no repeat named '{stack}' (repeats: {', '.join(sorted(unroller.repeat_counts))})")
+            raise CompileError(
+                f"{where}/stack: no repeat named '{stack}' (repeats: {', '.join(sorted(unroller.repeat_counts))})"
+            )
         kind, _, rest = out["from"].partition(":")
         op, _, port = rest.partition(".")
         refs = [Ref("op", f"{stack}.{i}.{op}", port) for i in range(unroller.repeat_counts[stack])]
@@ -251,11 +297,25 @@ def build(doc: Document, config: Document) -> Graph:
                 raise CompileError(f"{doc.path}: /cross_attention/projection_cache/{key}: unknown phase '{pc[key]}'")
         src = cross["key_value_source"]
         if data["externals"].get(src, {}).get("binding") != "setter":
-            raise CompileError(f"{doc.path}: /cross_attention/key_value_source: '{src}' must be an external with binding 'setter'")
+            raise CompileError(
+                f"{doc.path}: /cross_attention/key_value_source: '{src}' must be an external with binding 'setter'"
+            )
         if "entries" in pc:
             _check_entries(doc.path, pc, dims, data)
-    return Graph(doc.path, data["circuit"], data["part"], dims, tuple(sorted(data.get("runtime", {}))),
-                 data["phases"], data.get("sequence"), data["externals"], states, outputs, cross, unroller.ops)
+    return Graph(
+        doc.path,
+        data["circuit"],
+        data["part"],
+        dims,
+        tuple(sorted(data.get("runtime", {}))),
+        data["phases"],
+        data.get("sequence"),
+        data["externals"],
+        states,
+        outputs,
+        cross,
+        unroller.ops,
+    )
 
 
 INTEGER_DTYPES = ("i64", "i32", "i16", "u8", "i8")
@@ -269,9 +329,13 @@ def _check_range(path: str, name: str, ext: dict) -> None:
         return
     where = f"{path}: /externals/{name}/range"
     if ext["dtype"] not in INTEGER_DTYPES:
-        raise CompileError(f"{where}: '{name}' is {ext['dtype']}; a range needs an integer dtype ({', '.join(INTEGER_DTYPES)})")
+        raise CompileError(
+            f"{where}: '{name}' is {ext['dtype']}; a range needs an integer dtype ({', '.join(INTEGER_DTYPES)})"
+        )
     if ext.get("binding", "argument") != "argument":
-        raise CompileError(f"{where}: '{name}' has binding '{ext['binding']}'; a range is checked on entry-point arguments only")
+        raise CompileError(
+            f"{where}: '{name}' has binding '{ext['binding']}'; a range is checked on entry-point arguments only"
+        )
     codes = [n[2:] for n, _, _ in abi.ERRORS if n.startswith("E_")]
     if rng.get("error", "ARGUMENT") not in codes:
         raise CompileError(f"{where}/error: '{rng['error']}' is not an error code (one of {', '.join(codes)})")
@@ -284,13 +348,17 @@ def _check_entries(path: str, pc: dict, dims: dict, data: dict) -> None:
     where = f"{path}: /cross_attention/projection_cache/entries"
     count = expr.evaluate(pc["entries"]["count"], dims, f"{where}/count")
     if not isinstance(count, int) or count < 1:
-        raise CompileError(f"{where}/count: '{pc['entries']['count']}' must be a constant >= 1, not {expr.c_text(count)}")
+        raise CompileError(
+            f"{where}/count: '{pc['entries']['count']}' must be a constant >= 1, not {expr.c_text(count)}"
+        )
     name = pc["entries"]["index"]
     ext = data["externals"].get(name)
     if ext is None or ext["dtype"] not in INTEGER_DTYPES or ext.get("binding", "argument") != "argument":
         raise CompileError(f"{where}/index: '{name}' must be an integer external with binding 'argument'")
     populate, reuse = pc["populate_phase"], pc["reuse_phase"]
     if name not in data["phases"][populate].get("by_value", []):
-        raise CompileError(f"{where}/index: '{name}' must be in /phases/{populate}/by_value: a {populate} fills one entry")
+        raise CompileError(
+            f"{where}/index: '{name}' must be in /phases/{populate}/by_value: a {populate} fills one entry"
+        )
     if name in data["phases"][reuse].get("by_value", []):
         raise CompileError(f"{where}/index: '{name}' must not be by value in {reuse}: each row names its own entry")

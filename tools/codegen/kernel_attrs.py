@@ -5,7 +5,6 @@ from typing import Dict, Optional
 from tools.codegen import expr
 from tools.codegen.errors import CompileError
 
-
 _INT_CTYPES = {"int", "int32_t", "int64_t"}
 
 
@@ -34,9 +33,11 @@ def value(node, name: str, where: str):
 def _phase_constant(node, name: str, text: str, where: str) -> int:
     got = expr.evaluate(text, {**node.env, **node.dims}, f"{where}: attr {name}")
     if not isinstance(got, int):
-        raise CompileError(f"{where}: attr {name} = '{text}' is {expr.c_text(got)} in phase '{node.phase}', not a "
-                           "constant: a kernel attr is fixed when the library is built (bind the runtime scalars it "
-                           "uses with a value in this phase)")
+        raise CompileError(
+            f"{where}: attr {name} = '{text}' is {expr.c_text(got)} in phase '{node.phase}', not a "
+            "constant: a kernel attr is fixed when the library is built (bind the runtime scalars it "
+            "uses with a value in this phase)"
+        )
     return got
 
 

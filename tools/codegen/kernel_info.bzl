@@ -22,6 +22,9 @@ def _kernel_entry_impl(ctx):
         struct(map = m.short_path, library = library, shared = so.short_path if so else "", isas = ctx.attr.isas).to_json()
         for m in ctx.files.maps
     ]
+
+    # CcInfo is a global in Bazel 4.2.3, whose rules_cc has no cc/common to load it from.
+    # buildifier: disable=native-cc-info
     return [
         CkwKernelInfo(
             maps = depset(ctx.files.maps),
@@ -33,6 +36,7 @@ def _kernel_entry_impl(ctx):
         ctx.attr.library[CcInfo],
     ]
 
+# buildifier: disable=native-cc-info
 ckw_kernel_entry = rule(
     implementation = _kernel_entry_impl,
     doc = "One kernel library and the maps it implements, as CkwKernelInfo and its CcInfo.",

@@ -1,7 +1,8 @@
 """Pass 4: per phase, join every edge's producer and consumer physical layouts.
 
 Where layouts (or a stored state's dtype) differ, insert the cheapest chain of declared converters
-(kernel maps with `layout_conversion`; one whose output dtype differs from its input's rounds). No route, or two routes of equal cost, is an error naming both ends:
+(kernel maps with `layout_conversion`; one whose output dtype differs from its input's rounds).
+No route, or two routes of equal cost, is an error naming both ends:
 `producer:port/layout/placement -> consumer:port/layout/placement: reason`.
 """
 
@@ -93,7 +94,9 @@ def _io(conv: Document) -> Tuple[str, str, str, str]:
     return i, conv.data["ports"][i]["dtype"], o, conv.data["ports"][o]["dtype"]
 
 
-def _routes(converters: List[Document], src: Tuple[str, str], dst: Tuple[str, str]) -> List[Tuple[float, List[Document]]]:
+def _routes(
+    converters: List[Document], src: Tuple[str, str], dst: Tuple[str, str]
+) -> List[Tuple[float, List[Document]]]:
     """All converter chains from (dtype, layout) src to dst (none visited twice), with total cost.
     A converter whose ports' dtypes differ changes the dtype on the way (value_semantics
     "rounded": an f32 cache write stored as f16, say)."""
@@ -145,15 +148,27 @@ class _Builder:
         if ref.kind == "op":
             producer = self.graph.op(ref.name)
             if self.phase not in producer.phases:
-                raise self.error(f"{ref} -> {consumer}: the producer does not run in phase '{self.phase}'; read the state it stores instead", str(ref), consumer)
-            raise self.error(f"{ref} -> {consumer}: dangling edge: the producer has no output port '{ref.port}'", str(ref), consumer)
+                raise self.error(
+                    f"{ref} -> {consumer}: the producer does not run in phase '{self.phase}'; "
+                    "read the state it stores instead",
+                    str(ref),
+                    consumer,
+                )
+            raise self.error(
+                f"{ref} -> {consumer}: dangling edge: the producer has no output port '{ref.port}'", str(ref), consumer
+            )
         if ref.kind == "external":
             ext = self.graph.externals[ref.name]
             if ext.get("phases") and self.phase not in ext["phases"]:
-                raise self.error(f"{ref} -> {consumer}: external '{ref.name}' is not an input of phase '{self.phase}'", str(ref), consumer)
+                raise self.error(
+                    f"{ref} -> {consumer}: external '{ref.name}' is not an input of phase '{self.phase}'",
+                    str(ref),
+                    consumer,
+                )
             setter = ext.get("binding") == "setter"
-            tid = self.tensor(Tensor(f"external:{ref.name}", ext["dtype"], ext["layout"],
-                                     "state" if setter else "external", ref))
+            tid = self.tensor(
+                Tensor(f"external:{ref.name}", ext["dtype"], ext["layout"], "state" if setter else "external", ref)
+            )
             if not setter:
                 self.externals.append(ref.name)
         else:
@@ -162,26 +177,46 @@ class _Builder:
         self.values[ref] = tid
         return tid
 
-    def convert(self, tid: str, want: Tuple[str, str], producer: str, consumer: str, consumer_placement: str,
-                target: Optional[Tensor] = None) -> str:
+    def convert(
+        self,
+        tid: str,
+        want: Tuple[str, str],
+        producer: str,
+        consumer: str,
+        consumer_placement: str,
+        target: Optional[Tensor] = None,
+    ) -> str:
         """Returns a tensor holding tensor `tid` in `want` (dtype, layout), inserting converters."""
         t = self.tensors[tid]
         src = _endpoint(producer, t.layout, t.placement)
         dst = _endpoint(consumer, want[1], consumer_placement)
         routes = _routes(self.converters, (t.dtype, t.layout), want)
-        record = {"edge": f"{src} -> {dst}", "dtype": t.dtype, "from_layout": t.layout, "to_layout": want[1],
-                  "converters": sorted(c.data["kernel"] for c in self.converters),
-                  "routes": [{"chain": [d.data["kernel"] for d in r], "cost": cost} for cost, r in routes]}
+        record = {
+            "edge": f"{src} -> {dst}",
+            "dtype": t.dtype,
+            "from_layout": t.layout,
+            "to_layout": want[1],
+            "converters": sorted(c.data["kernel"] for c in self.converters),
+            "routes": [{"chain": [d.data["kernel"] for d in r], "cost": cost} for cost, r in routes],
+        }
         if want[0] != t.dtype:
             record["to_dtype"] = want[0]
         if not routes:
             what = f"{t.dtype}" if want[0] == t.dtype else f"{t.dtype} to {want[0]}"
-            raise self.error(f"{src} -> {dst}: no route: no declared converter chain from {t.layout} to {want[1]} for {what}",
-                             producer, consumer, route=record)
+            raise self.error(
+                f"{src} -> {dst}: no route: no declared converter chain from {t.layout} to {want[1]} for {what}",
+                producer,
+                consumer,
+                route=record,
+            )
         if len(routes) > 1 and routes[0][0] == routes[1][0]:
             tie = " vs ".join("+".join(d.data["kernel"] for d in r[1]) for r in routes[:2])
-            raise self.error(f"{src} -> {dst}: tie: two converter routes cost {routes[0][0]:g} ({tie}); change a cost",
-                             producer, consumer, route=record)
+            raise self.error(
+                f"{src} -> {dst}: tie: two converter routes cost {routes[0][0]:g} ({tie}); change a cost",
+                producer,
+                consumer,
+                route=record,
+            )
         chain = routes[0][1]
         current = tid
         for i, conv in enumerate(chain):
@@ -205,7 +240,10 @@ class _Builder:
             spec = ports[port]
             tid = self.source(ref, f"{op.name}:{port}")
             t = self.tensors[tid]
-            ends = f"{_endpoint(str(ref), t.layout, t.placement)} -> {_endpoint(op.name + ':' + port, spec['layout'], spec['placement'])}"
+            ends = (
+                f"{_endpoint(str(ref), t.layout, t.placement)} -> "
+                f"{_endpoint(op.name + ':' + port, spec['layout'], spec['placement'])}"
+            )
             if t.dtype != spec["dtype"]:
                 raise self.error(f"{ends}: dtype {t.dtype} != {spec['dtype']}", str(ref), f"{op.name}:{port}")
             if t.placement not in _ACCEPTS[spec["placement"]]:
@@ -224,8 +262,13 @@ class _Builder:
                 target = Tensor(str(state_ref), st.dtype, st.layout, "state", state_ref)
                 if target.id in self.tensors:
                     if not _in_place(doc, node, port, target.id):
-                        raise self.error(f"{op.where}: {state_ref} is read before this op writes it in phase '{self.phase}'; order the writer first (or read and write it through ports the kernel's may_alias pairs, in place)",
-                                         str(ref), str(state_ref))
+                        raise self.error(
+                            f"{op.where}: {state_ref} is read before this op writes it in phase '{self.phase}'; "
+                            "order the writer first (or read and write it through ports the kernel's may_alias pairs, "
+                            "in place)",
+                            str(ref),
+                            str(state_ref),
+                        )
                     tid = target.id
                 elif (st.dtype, st.layout) == (spec["dtype"], spec["layout"]):
                     tid = self.tensor(target)
@@ -251,9 +294,11 @@ class _Builder:
                     tid = self.source(ref, f"output:{name}")
                     t = self.tensors[tid]
                     if t.placement != "arena" or t.layout != out["layout"] or t.dtype != out["dtype"]:
-                        raise CompileError(f"{_endpoint(str(ref), t.layout, t.placement)} -> "
-                                           f"{_endpoint('output:' + name, out['layout'], 'external')}: a stacked output's "
-                                           f"slices must be produced in its dtype and layout")
+                        raise CompileError(
+                            f"{_endpoint(str(ref), t.layout, t.placement)} -> "
+                            f"{_endpoint('output:' + name, out['layout'], 'external')}: a stacked output's "
+                            f"slices must be produced in its dtype and layout"
+                        )
                     t.placement = "external"
                     self.stacked[name].append(tid)
                 result[name] = self.stacked[name][0]

@@ -105,18 +105,22 @@ def _extend(path: str, raw: dict, chain: Tuple[str, ...]) -> Document:
     base_path = os.path.join(os.path.dirname(path), raw["extends"])
     seen = [os.path.normpath(p) for p in chain]
     if os.path.normpath(base_path) in seen:
-        cycle = chain[seen.index(os.path.normpath(base_path)):] + (base_path,)
-        raise CompileError(f"{path}: /extends: cycle: {' -> '.join(cycle)}: a chain of extends must end at a map "
-                           "without one")
+        cycle = chain[seen.index(os.path.normpath(base_path)) :] + (base_path,)
+        raise CompileError(
+            f"{path}: /extends: cycle: {' -> '.join(cycle)}: a chain of extends must end at a map without one"
+        )
     if not os.path.isfile(base_path):
-        raise CompileError(f"{path}: /extends: no base kernel map {base_path}: extends names a file in the same "
-                           "folder (under Bazel, the base must also be in the action's inputs or the test's data)")
+        raise CompileError(
+            f"{path}: /extends: no base kernel map {base_path}: extends names a file in the same "
+            "folder (under Bazel, the base must also be in the action's inputs or the test's data)"
+        )
     base = _load_kernel_map(base_path, chain)
     if raw["kernel"] == base.data["kernel"]:
-        raise CompileError(f"{path}: /kernel: {raw['kernel']} is also the kernel of its base {base_path}: an "
-                           "extending map declares another kernel (the kernel name is the map's identity)")
-    return Document(path, merge(base.data, {k: v for k, v in raw.items() if k != "extends"}),
-                    (base_path,) + base.bases)
+        raise CompileError(
+            f"{path}: /kernel: {raw['kernel']} is also the kernel of its base {base_path}: an "
+            "extending map declares another kernel (the kernel name is the map's identity)"
+        )
+    return Document(path, merge(base.data, {k: v for k, v in raw.items() if k != "extends"}), (base_path,) + base.bases)
 
 
 def merge(base, over):
@@ -187,10 +191,23 @@ def load_config(path: str) -> Document:
 
 # Manifest dtype spellings -> the dtype names kernel-map ports use. Packed checkpoints write the
 # port spelling (models/whisper/checkpoint/packed.py); the others are numpy's and safetensors'.
-MANIFEST_DTYPES = {"f32": "f32", "float32": "f32", "F32": "f32", "<f4": "f32",
-                   "bf16": "bf16", "bfloat16": "bf16", "BF16": "bf16",
-                   "f16": "f16", "float16": "f16", "F16": "f16", "<f2": "f16",
-                   "i8": "i8", "int8": "i8", "I8": "i8", "|i1": "i8"}
+MANIFEST_DTYPES = {
+    "f32": "f32",
+    "float32": "f32",
+    "F32": "f32",
+    "<f4": "f32",
+    "bf16": "bf16",
+    "bfloat16": "bf16",
+    "BF16": "bf16",
+    "f16": "f16",
+    "float16": "f16",
+    "F16": "f16",
+    "<f2": "f16",
+    "i8": "i8",
+    "int8": "i8",
+    "I8": "i8",
+    "|i1": "i8",
+}
 
 
 def weight_dtypes(doc: Document) -> Dict[str, str]:
@@ -216,22 +233,31 @@ def load_manifest(path: str) -> Document:
         raise CompileError(f"{path}: /tensors: expected a list of tensors")
     layout = data.get("layout_sha256")
     if not (isinstance(layout, str) and len(layout) == 64 and all(c in "0123456789abcdef" for c in layout)):
-        raise CompileError(f"{path}: /layout_sha256: expected the layout digest (64 lowercase hex digits); repack the "
-                           "checkpoint (models/whisper/checkpoint/pack.py)")
+        raise CompileError(
+            f"{path}: /layout_sha256: expected the layout digest (64 lowercase hex digits); repack the "
+            "checkpoint (models/whisper/checkpoint/pack.py)"
+        )
     if not isinstance(data.get("precision", ""), str):
-        raise CompileError(f"{path}: /precision: expected the build's name (a string, e.g. \"bf16\"), got "
-                           f"{data['precision']!r}; rederive the checkpoint (models/whisper/checkpoint/precision)")
+        raise CompileError(
+            f'{path}: /precision: expected the build\'s name (a string, e.g. "bf16"), got '
+            f"{data['precision']!r}; rederive the checkpoint (models/whisper/checkpoint/precision)"
+        )
     states = data.get("state_dtypes", {})
-    if not isinstance(states, dict) or not all(isinstance(n, str) and MANIFEST_DTYPES.get(d) == d
-                                               for n, d in states.items()):
-        raise CompileError(f"{path}: /state_dtypes: expected {{state name: dtype}} with dtypes among "
-                           f"{', '.join(sorted(set(MANIFEST_DTYPES.values())))}, got {states!r}; rederive the "
-                           "checkpoint (models/whisper/checkpoint/precision)")
+    if not isinstance(states, dict) or not all(
+        isinstance(n, str) and MANIFEST_DTYPES.get(d) == d for n, d in states.items()
+    ):
+        raise CompileError(
+            f"{path}: /state_dtypes: expected {{state name: dtype}} with dtypes among "
+            f"{', '.join(sorted(set(MANIFEST_DTYPES.values())))}, got {states!r}; rederive the "
+            "checkpoint (models/whisper/checkpoint/precision)"
+        )
     for i, t in enumerate(data["tensors"]):
         for key in ("name", "dtype", "shape", "offset", "nbytes"):
             if key not in t:
                 raise CompileError(f"{path}: /tensors/{i}: expected property '{key}'")
         if t["dtype"] not in MANIFEST_DTYPES:
-            raise CompileError(f"{path}: /tensors/{i}/dtype: tensor {t['name']} has dtype {t['dtype']!r}; the "
-                               f"compiler knows {', '.join(sorted(MANIFEST_DTYPES))}")
+            raise CompileError(
+                f"{path}: /tensors/{i}/dtype: tensor {t['name']} has dtype {t['dtype']!r}; the "
+                f"compiler knows {', '.join(sorted(MANIFEST_DTYPES))}"
+            )
     return doc

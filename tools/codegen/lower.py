@@ -11,11 +11,21 @@ from tools.codegen.errors import CompileError
 from tools.codegen.graph import Graph
 from tools.codegen.layouts import Node, PhaseGraph
 from tools.codegen.load import MANIFEST_DTYPES
-from tools.codegen.plan import PhasePlan, StateRegion, align as plan_align, scratch_exprs, tensor_bytes
+from tools.codegen.plan import PhasePlan, StateRegion, scratch_exprs, tensor_bytes
+from tools.codegen.plan import align as plan_align
 from tools.codegen.shapes import query_dims, shape_of
 
 # bf16 and f16 travel as their bit patterns (C has no portable 16-bit float type).
-C_TYPES = {"f32": "float", "bf16": "uint16_t", "f16": "uint16_t", "i64": "int64_t", "i32": "int32_t", "i16": "int16_t", "u8": "uint8_t", "i8": "int8_t"}
+C_TYPES = {
+    "f32": "float",
+    "bf16": "uint16_t",
+    "f16": "uint16_t",
+    "i64": "int64_t",
+    "i32": "int32_t",
+    "i16": "int16_t",
+    "u8": "uint8_t",
+    "i8": "int8_t",
+}
 
 
 # What a tensor name may hold: create() finds its manifest entry by it (a C string, a JSON string).
@@ -41,8 +51,10 @@ class Weights:
 
     def checks(self) -> List[dict]:
         """{name, offset, nbytes} of every tensor resolved so far, in file order."""
-        return [{"name": t["name"], "offset": int(t["offset"]), "nbytes": int(t["nbytes"])}
-                for t in sorted(self.used.values(), key=lambda t: t["offset"])]
+        return [
+            {"name": t["name"], "offset": int(t["offset"]), "nbytes": int(t["nbytes"])}
+            for t in sorted(self.used.values(), key=lambda t: t["offset"])
+        ]
 
     def resolve(self, weight, env, where: str, port_dtype: str) -> int:
         if not self.path:
@@ -52,19 +64,27 @@ class Weights:
             raise CompileError(f"{where}: weight {weight.tensor} is not in {self.path}")
         want = [expr.c_text(d) for d in shape_of(weight.shape, env, where)]
         if [str(d) for d in t["shape"]] != want:
-            raise CompileError(f"{where}: weight {weight.tensor} has shape {t['shape']} in {self.path}, the circuit says {want}")
+            raise CompileError(
+                f"{where}: weight {weight.tensor} has shape {t['shape']} in {self.path}, the circuit says {want}"
+            )
         if MANIFEST_DTYPES.get(t["dtype"]) != port_dtype:
-            raise CompileError(f"{where}: weight {weight.tensor} has dtype {t['dtype']} in {self.path}, but the port "
-                               f"reads {port_dtype}: a weight's dtype must equal the port's dtype")
+            raise CompileError(
+                f"{where}: weight {weight.tensor} has dtype {t['dtype']} in {self.path}, but the port "
+                f"reads {port_dtype}: a weight's dtype must equal the port's dtype"
+            )
         want_bytes = tensor_bytes(port_dtype, shape_of(weight.shape, env, where))
         if want_bytes is not None and int(t["nbytes"]) != want_bytes:
-            raise CompileError(f"{where}: weight {weight.tensor} has nbytes {t['nbytes']} in {self.path}, but "
-                               f"{want} {port_dtype} is {want_bytes} bytes")
+            raise CompileError(
+                f"{where}: weight {weight.tensor} has nbytes {t['nbytes']} in {self.path}, but "
+                f"{want} {port_dtype} is {want_bytes} bytes"
+            )
         if t["offset"] % 64:
             raise CompileError(f"{where}: weight {weight.tensor} offset {t['offset']} is not 64-byte aligned")
         if not _TENSOR_NAME.fullmatch(weight.tensor):
-            raise CompileError(f"{where}: weight name {weight.tensor!r} has characters create() cannot look up (letters, "
-                               "digits and _.:/[]- only, at most 400)")
+            raise CompileError(
+                f"{where}: weight name {weight.tensor!r} has characters create() cannot look up (letters, "
+                "digits and _.:/[]- only, at most 400)"
+            )
         self.used[weight.tensor] = t
         return int(t["offset"])
 
@@ -81,8 +101,9 @@ def _literal(value, ctype: str, where: str) -> str:
 
 
 class _Lowerer:
-    def __init__(self, graph: Graph, pg: PhaseGraph, plan: PhasePlan, regions: Dict[str, StateRegion],
-                 weights: Weights, env):
+    def __init__(
+        self, graph: Graph, pg: PhaseGraph, plan: PhasePlan, regions: Dict[str, StateRegion], weights: Weights, env
+    ):
         self.graph, self.pg, self.plan, self.regions, self.weights, self.env = graph, pg, plan, regions, weights, env
         self.by_value = set(graph.phases[pg.phase].get("by_value", []))
 
@@ -141,7 +162,10 @@ class _Lowerer:
                 if "." not in c and "e" not in c and "inf" not in c:
                     c = c.replace("f", ".0f") if c.endswith("f") else c + ".0"
             elif kind == "attr":
-                c, note = _literal(kernel_attrs.value(node, what, f"{where}: /abi {a['arg']}"), ctype, where), f"attr {what}"
+                c, note = (
+                    _literal(kernel_attrs.value(node, what, f"{where}: /abi {a['arg']}"), ctype, where),
+                    f"attr {what}",
+                )
             elif kind == "runtime":
                 if what not in self.env:
                     raise CompileError(f"{where}: /abi {a['arg']}: the circuit declares no runtime scalar '{what}'")
@@ -152,22 +176,35 @@ class _Lowerer:
                 if splits:  # the other threads' copies: regions of the handle's thread scratch
                     value = expr.evaluate(what, node.dims, f"{where}: /abi {a['arg']}")
                     if expr.upper(value) is None:
-                        raise CompileError(f"{where}: /abi {a['arg']}: scratch '{what}' has no upper bound, so the "
-                                           "handle cannot size a copy per thread; bound its dims or drop /parallel")
-                    thread_scratch.append({"name": f"ckw_threads_{a['arg']}", "c": f"h->base.thread_scratch + {sum(thread_bytes)}"})
+                        raise CompileError(
+                            f"{where}: /abi {a['arg']}: scratch '{what}' has no upper bound, so the "
+                            "handle cannot size a copy per thread; bound its dims or drop /parallel"
+                        )
+                    thread_scratch.append(
+                        {"name": f"ckw_threads_{a['arg']}", "c": f"h->base.thread_scratch + {sum(thread_bytes)}"}
+                    )
                     thread_bytes.append(plan_align(max(expr.upper(value), 1)))
             else:  # const
                 c, note = what, "constant"
             args.append({"arg": a["arg"], "ctype": ctype, "bind": a["bind"], "c": c, "source": note})
         strerror = kernel_attrs.status_strerror(node.kmap.data)
-        return {"node": node.name, "kernel": node.kernel, "header": node.kmap.data["header"],
-                "library": node.kmap.data["library"], "status": strerror is not None,
-                "strerror": strerror or "", "guarded": guarded, "optional": optional, "args": args,
-                "taps": self.taps(node),
-                "parallel": self.split(node, splits, args, thread_scratch, sum(thread_bytes))}
+        return {
+            "node": node.name,
+            "kernel": node.kernel,
+            "header": node.kmap.data["header"],
+            "library": node.kmap.data["library"],
+            "status": strerror is not None,
+            "strerror": strerror or "",
+            "guarded": guarded,
+            "optional": optional,
+            "args": args,
+            "taps": self.taps(node),
+            "parallel": self.split(node, splits, args, thread_scratch, sum(thread_bytes)),
+        }
 
-    def split(self, node: Node, opts: List[dict], args: List[dict], thread_scratch: List[dict],
-              thread_bytes: int) -> Optional[dict]:
+    def split(
+        self, node: Node, opts: List[dict], args: List[dict], thread_scratch: List[dict], thread_bytes: int
+    ) -> Optional[dict]:
         """How the call runs on the handle's threads (the kernel map's `parallel`), or None: the
         argument struct, then one branch per applicable option (`if (cond) ckw_pool_run(...)`),
         falling back to one direct call when every option is conditional. Scratch: the calling
@@ -178,16 +215,23 @@ class _Lowerer:
         branches = []
         for k, o in enumerate(opts):
             run = f"ckw_pool_run(h->base.pool, {o['total']}, {o['grain']}, {node.kernel}__chunk{o['index']}, &args);"
-            keyword = "" if o["cond"] is None and k == 0 else ("else" if o["cond"] is None else
-                                                             f"{'else if' if k else 'if'} ({o['cond']})")
+            keyword = (
+                ""
+                if o["cond"] is None and k == 0
+                else ("else" if o["cond"] is None else f"{'else if' if k else 'if'} ({o['cond']})")
+            )
             branches.append({"keyword": keyword, "stmt": run, "split": o["split"], "grain": o["grain"]})
         if opts[-1]["cond"] is not None:
             direct = ", ".join(f"args.{a['arg']}" for a in args)
             branches.append({"keyword": "else", "stmt": f"{node.kernel}({direct});", "split": None, "grain": None})
-        return {"struct": f"{node.kernel}__args", "thread_scratch": thread_scratch, "thread_scratch_bytes": thread_bytes,
-                "branches": branches,
-                "options": [o["index"] for o in opts],
-                "splits": [{"split": o["split"], "grain": o["grain"], "when": o["cond"] or "always"} for o in opts]}
+        return {
+            "struct": f"{node.kernel}__args",
+            "thread_scratch": thread_scratch,
+            "thread_scratch_bytes": thread_bytes,
+            "branches": branches,
+            "options": [o["index"] for o in opts],
+            "splits": [{"split": o["split"], "grain": o["grain"], "when": o["cond"] or "always"} for o in opts],
+        }
 
     def taps(self, node: Node) -> List[dict]:
         """The f32 outputs of a call as the edge tap reports them: `<node>.<port>`, the first
@@ -203,9 +247,15 @@ class _Lowerer:
             spec = node.kmap.data["ports"][port].get("window")
             if t.window_offset is not None and spec:
                 window = {"axis": spec["axis"], "offset": expr.c_text(t.window_offset)}
-            result.append({"edge": f"{node.name}.{port}", "tensor": tid,
-                           "data": self.pointer(tid, "const float *")[0],
-                           "shape": [expr.c_text(d) for d in t.shape], "window": window})
+            result.append(
+                {
+                    "edge": f"{node.name}.{port}",
+                    "tensor": tid,
+                    "data": self.pointer(tid, "const float *")[0],
+                    "shape": [expr.c_text(d) for d in t.shape],
+                    "window": window,
+                }
+            )
         return result
 
     def queries(self, node: Node) -> List[dict]:
@@ -224,14 +274,22 @@ class _Lowerer:
                     tid = node.inputs.get(what)
                     t = self.pg.tensors.get(tid) if tid else None
                     if t is None or t.placement != "external" or t.ref is None:
-                        raise CompileError(f"{where}: query {q['function']} reads port '{what}', which is not an entry-point input")
+                        raise CompileError(
+                            f"{where}: query {q['function']} reads port '{what}', which is not an entry-point input"
+                        )
                     args.append(self.pointer(tid, a["ctype"])[0])
                 elif kind == "attr":
                     args.append(_literal(kernel_attrs.value(node, what, where), a["ctype"], where))
                 else:
                     raise CompileError(f"{where}: query {q['function']}: bind '{a['bind']}' is not allowed in a query")
-            result.append({"function": q["function"], "args": args, "strerror": kernel_attrs.status_strerror(node.kmap.data) or "",
-                           "value": expr.c_text(node.dims[q["value"]]) if q["returns"] == "value" else ""})
+            result.append(
+                {
+                    "function": q["function"],
+                    "args": args,
+                    "strerror": kernel_attrs.status_strerror(node.kmap.data) or "",
+                    "value": expr.c_text(node.dims[q["value"]]) if q["returns"] == "value" else "",
+                }
+            )
         return result
 
     def dynamic_arena(self) -> Optional[dict]:
@@ -257,7 +315,10 @@ def _entry(graph: Graph, pg: PhaseGraph, env, prefix: str) -> dict:
         if name in by_value:
             shape = shape_of(ext["shape"], env, f"{graph.path}: /externals/{name}")
             if any(d != 1 for d in shape):
-                raise CompileError(f"{graph.path}: /phases/{pg.phase}/by_value: '{name}' has shape {list(map(expr.c_text, shape))} in this phase, not all ones")
+                raise CompileError(
+                    f"{graph.path}: /phases/{pg.phase}/by_value: '{name}' has shape "
+                    f"{list(map(expr.c_text, shape))} in this phase, not all ones"
+                )
             params.append({"name": name, "ctype": ctype, "doc": ext.get("doc", "")})
         else:
             params.append({"name": name, "ctype": f"const {ctype} *", "doc": ext.get("doc", "")})
@@ -285,10 +346,22 @@ def _entry(graph: Graph, pg: PhaseGraph, env, prefix: str) -> dict:
         doc = f"[{', '.join(dims)}] {out.get('doc', '')}".strip()
         if out.get("optional"):
             doc += " (NULL: not computed, nor the calls only it needs)"
-        params.append({"name": name, "ctype": f"{C_TYPES[out['dtype']]} *", "doc": doc, "output": True,
-                       "optional": bool(out.get("optional"))})
-    setters = sorted({t.ref.name for t in pg.tensors.values() if t.ref is not None and t.ref.kind == "external"
-                      and graph.externals[t.ref.name].get("binding") == "setter"})
+        params.append(
+            {
+                "name": name,
+                "ctype": f"{C_TYPES[out['dtype']]} *",
+                "doc": doc,
+                "output": True,
+                "optional": bool(out.get("optional")),
+            }
+        )
+    setters = sorted(
+        {
+            t.ref.name
+            for t in pg.tensors.values()
+            if t.ref is not None and t.ref.kind == "external" and graph.externals[t.ref.name].get("binding") == "setter"
+        }
+    )
     seq = None
     if graph.sequence and spec.get("sequence"):
         counter = graph.sequence["counter"]
@@ -304,9 +377,18 @@ def _entry(graph: Graph, pg: PhaseGraph, env, prefix: str) -> dict:
     if cross and "entries" in cross["projection_cache"]:
         entry, setters = _entry_checks(graph, pg, env, checks, setters)
         reuse = False  # each row's entry is checked instead of the one cache
-    return {"phase": pg.phase, "function": f"{prefix}_{pg.phase}", "doc": spec.get("doc", ""), "params": params,
-            "checks": checks, "locals": locals_, "requires_setters": setters, "sequence": seq,
-            "requires_cross_kv": reuse, "cross_kv_entry": entry}
+    return {
+        "phase": pg.phase,
+        "function": f"{prefix}_{pg.phase}",
+        "doc": spec.get("doc", ""),
+        "params": params,
+        "checks": checks,
+        "locals": locals_,
+        "requires_setters": setters,
+        "sequence": seq,
+        "requires_cross_kv": reuse,
+        "cross_kv_entry": entry,
+    }
 
 
 def _entry_checks(graph: Graph, pg: PhaseGraph, env, checks: List[dict], setters: List[str]):
@@ -319,8 +401,9 @@ def _entry_checks(graph: Graph, pg: PhaseGraph, env, checks: List[dict], setters
     if pg.phase not in (pc["populate_phase"], pc["reuse_phase"]):
         return None, setters
     if name not in pg.externals:
-        raise CompileError(f"{graph.path}: /cross_attention/projection_cache/entries/index: no op of phase "
-                           f"'{pg.phase}' reads '{name}'")
+        raise CompileError(
+            f"{graph.path}: /cross_attention/projection_cache/entries/index: no op of phase '{pg.phase}' reads '{name}'"
+        )
     if pg.phase == pc["populate_phase"]:
         checks.append({"cond": f"{name} < 0 || {name} >= {count}", "error": "ARGUMENT"})
         source = graph.cross_attention["key_value_source"]
@@ -370,12 +453,15 @@ def lower_phase(graph: Graph, pg: PhaseGraph, plan: PhasePlan, regions, weights:
     exported = {name for n in plan.order if n.op for name in n.op.exports}
     for name, b in graph.phases[pg.phase].get("runtime", {}).items():
         if "computed" in b and name not in exported:
-            raise CompileError(f"{graph.path}: /phases/{pg.phase}/runtime/{name}: computed, but no op in this phase exports it")
+            raise CompileError(
+                f"{graph.path}: /phases/{pg.phase}/runtime/{name}: computed, but no op in this phase exports it"
+            )
     entry["query_vars"] = query_vars
     entry["dynamic_arena"] = lw.dynamic_arena()
     entry["calls"] = [lw.call(n, g, o) for n, g, o in zip(plan.order, plan.guarded, plan.optional)]
-    entry["split_kernels"] = [(n.kernel, n.kmap, c["parallel"]["options"]) for n, c in zip(plan.order, entry["calls"])
-                              if c["parallel"]]
+    entry["split_kernels"] = [
+        (n.kernel, n.kmap, c["parallel"]["options"]) for n, c in zip(plan.order, entry["calls"]) if c["parallel"]
+    ]
     entry["arena_bytes"] = max(plan.arena_bytes, 0)
     entry["shape_function"] = None
     if entry["queries"]:
@@ -385,18 +471,27 @@ def lower_phase(graph: Graph, pg: PhaseGraph, plan: PhasePlan, regions, weights:
         for p in [p for p in entry["params"] if p.get("output")]:
             dims = [expr.c_text(d) for d in pg.tensors[pg.outputs[p["name"]]].shape]
             outs.append({"name": p["name"], "dims": dims, "elements": " * ".join(f"({d})" for d in dims)})
-            entry["params"].insert(entry["params"].index(p) + 1, {"name": f"{p['name']}_capacity", "ctype": "int64_t",
-                                                                  "doc": "elements available at the pointer", "output": True})
+            entry["params"].insert(
+                entry["params"].index(p) + 1,
+                {
+                    "name": f"{p['name']}_capacity",
+                    "ctype": "int64_t",
+                    "doc": "elements available at the pointer",
+                    "output": True,
+                },
+            )
             entry["checks_after_queries"] = entry.get("checks_after_queries", []) + [
-                {"cond": f"{p['name']}_capacity < {outs[-1]['elements']}", "error": "ARGUMENT"}]
+                {"cond": f"{p['name']}_capacity < {outs[-1]['elements']}", "error": "ARGUMENT"}
+            ]
         entry["shape_function"] = {"function": f"{prefix}_{pg.phase}_shape", "outputs": outs}
     entry.setdefault("checks_after_queries", [])
     entry["input_params"] = [p for p in entry["params"] if not p.get("output")]
     return entry
 
 
-def lower(graph: Graph, phases: List[dict], regions: Dict[str, StateRegion], weights: Weights, prefix: str,
-          state_total: int) -> dict:
+def lower(
+    graph: Graph, phases: List[dict], regions: Dict[str, StateRegion], weights: Weights, prefix: str, state_total: int
+) -> dict:
     cross = graph.cross_attention
     entries = None
     if cross and "entries" in cross["projection_cache"]:
@@ -408,14 +503,33 @@ def lower(graph: Graph, phases: List[dict], regions: Dict[str, StateRegion], wei
             continue
         r = regions[f"external:{name}"]
         shape = shape_of(ext["shape"], graph.dims, f"{graph.path}: /externals/{name}")
-        invalidates = bool(cross) and cross["key_value_source"] == name and \
-            cross["projection_cache"]["invalidation"] == f"{name}_update"
+        invalidates = (
+            bool(cross)
+            and cross["key_value_source"] == name
+            and cross["projection_cache"]["invalidation"] == f"{name}_update"
+        )
         params = [{"name": name, "ctype": f"const {C_TYPES[ext['dtype']]} *", "doc": ext.get("doc", "")}]
         if invalidates and entries:
-            params.insert(0, {"name": "entry", "ctype": "int64_t", "doc": f"the cross-K/V entry it is for, 0 .. {entries['count'] - 1}"})
-        setters.append({"name": name, "ctype": params[-1]["ctype"], "params": params, "offset": r.offset,
-                        "bytes": tensor_bytes(ext["dtype"], shape),
-                        "shape": list(shape), "invalidates_cross_kv": invalidates, "doc": ext.get("doc", "")})
+            params.insert(
+                0,
+                {
+                    "name": "entry",
+                    "ctype": "int64_t",
+                    "doc": f"the cross-K/V entry it is for, 0 .. {entries['count'] - 1}",
+                },
+            )
+        setters.append(
+            {
+                "name": name,
+                "ctype": params[-1]["ctype"],
+                "params": params,
+                "offset": r.offset,
+                "bytes": tensor_bytes(ext["dtype"], shape),
+                "shape": list(shape),
+                "invalidates_cross_kv": invalidates,
+                "doc": ext.get("doc", ""),
+            }
+        )
     calls = [c for p in phases for c in p["calls"]]
     split: Dict[str, tuple] = {}  # kernel -> (its map, the options some call uses)
     for p in phases:
@@ -432,17 +546,32 @@ def lower(graph: Graph, phases: List[dict], regions: Dict[str, StateRegion], wei
         "arena_bytes": max((p["arena_bytes"] for p in phases), default=0),
         "state_bytes": state_total,
         "dims": dict(sorted(graph.dims.items())),
-        "sequence": ({"counter": graph.sequence["counter"],
-                      "capacity": expr.evaluate(graph.sequence["capacity"], graph.dims, graph.path)}
-                     if graph.sequence else None),
-        "cross_kv": ({"populate_phase": cross["projection_cache"]["populate_phase"],
-                      "reuse_phase": cross["projection_cache"]["reuse_phase"], "entries": entries,
-                      "source": cross["key_value_source"]} if cross else None),
+        "sequence": (
+            {
+                "counter": graph.sequence["counter"],
+                "capacity": expr.evaluate(graph.sequence["capacity"], graph.dims, graph.path),
+            }
+            if graph.sequence
+            else None
+        ),
+        "cross_kv": (
+            {
+                "populate_phase": cross["projection_cache"]["populate_phase"],
+                "reuse_phase": cross["projection_cache"]["reuse_phase"],
+                "entries": entries,
+                "source": cross["key_value_source"],
+            }
+            if cross
+            else None
+        ),
         "setters": setters,
         "phases": phases,
-        "threads": {"max": parallel.MAX_THREADS, "pool": bool(split),
-                    # per thread after the first: the largest scratch of any split call
-                    "scratch_bytes": max((c["parallel"]["thread_scratch_bytes"] for c in calls if c["parallel"]), default=0)},
+        "threads": {
+            "max": parallel.MAX_THREADS,
+            "pool": bool(split),
+            # per thread after the first: the largest scratch of any split call
+            "scratch_bytes": max((c["parallel"]["thread_scratch_bytes"] for c in calls if c["parallel"]), default=0),
+        },
         "split_kernels": parallel.trampolines(split),
         "headers": sorted({c["header"] for c in calls}),
         "libraries": sorted({c["library"] for c in calls}),

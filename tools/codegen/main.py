@@ -19,14 +19,22 @@ from tools.codegen.errors import CompileError
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="codegen", description="Compile a circuit JSON into C.")
     p.add_argument("--circuit", required=True, help="circuit JSON")
-    p.add_argument("--kernel_maps", required=True, action="append",
-                   help="kernel-map JSON file, or a directory searched for them (repeatable)")
+    p.add_argument(
+        "--kernel_maps",
+        required=True,
+        action="append",
+        help="kernel-map JSON file, or a directory searched for them (repeatable)",
+    )
     p.add_argument("--config", required=True, help="checkpoint model_config.json")
     p.add_argument("--manifest", help="checkpoint manifest.json (default: manifest.json next to --config, if present)")
     p.add_argument("--out_dir", help="where .c, .h, plan_<phase>.json and ir.json go")
     p.add_argument("--variant", default="model", help="symbol prefix part: ckw_<variant>_<part>_")
-    p.add_argument("--library", action="append", default=None,
-                   help="a kernel library the build links (repeatable); selected kernels must come from these")
+    p.add_argument(
+        "--library",
+        action="append",
+        default=None,
+        help="a kernel library the build links (repeatable); selected kernels must come from these",
+    )
     p.add_argument("--quiet", action="store_true", help="print nothing on success (build actions)")
     p.add_argument("--check", action="store_true", help="only validate and resolve; write nothing")
     return p
@@ -44,8 +52,9 @@ def main(argv=None) -> int:
         beside = os.path.join(os.path.dirname(args.config), "manifest.json")
         manifest = beside if os.path.exists(beside) else None
     try:
-        result = compile_circuit(args.circuit, args.kernel_maps, args.config, manifest, args.variant, args.check,
-                                 args.library)
+        result = compile_circuit(
+            args.circuit, args.kernel_maps, args.config, manifest, args.variant, args.check, args.library
+        )
         if args.check:
             print(f"ok: {args.circuit}: {len(result.plans)} phase(s) resolved")
             return 0

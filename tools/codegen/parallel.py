@@ -36,8 +36,9 @@ def _names(text: str, where: str) -> List[str]:
     except SyntaxError:
         raise CompileError(f"{where}: cannot parse '{text}'") from None
     for node in ast.walk(tree):
-        ok = isinstance(node, (ast.Expression, ast.Name, ast.BinOp, ast.UnaryOp, ast.Load, ast.Add, ast.Sub,
-                               ast.Mult, ast.USub))
+        ok = isinstance(
+            node, (ast.Expression, ast.Name, ast.BinOp, ast.UnaryOp, ast.Load, ast.Add, ast.Sub, ast.Mult, ast.USub)
+        )
         ok = ok or (isinstance(node, ast.Constant) and isinstance(node.value, int))
         if not ok:
             raise CompileError(f"{where}: '{text}': only integers, names, + - * and parentheses are allowed")
@@ -56,19 +57,27 @@ def validate(doc) -> None:
     if not options:
         return
     if data.get("returns", "void") != "void":
-        raise CompileError(f"{doc.path}: /parallel: only kernels returning void may be split (this one returns a status)")
+        raise CompileError(
+            f"{doc.path}: /parallel: only kernels returning void may be split (this one returns a status)"
+        )
     args = {a["arg"]: a for a in data["abi"]}
     ints = _int_args(data)
     reductions = _reduction_dims(data)
-    outputs = [a["arg"] for a in data["abi"] if a["bind"].startswith("port:")
-               and data["ports"].get(a["bind"][5:], {}).get("role") == "output"]
+    outputs = [
+        a["arg"]
+        for a in data["abi"]
+        if a["bind"].startswith("port:") and data["ports"].get(a["bind"][5:], {}).get("role") == "output"
+    ]
     for i, opt in enumerate(options):
         where = f"{doc.path}: /parallel/{i}"
         if opt["split"] not in data["dims"]:
             raise CompileError(f"{where}/split: '{opt['split']}' is not one of the kernel's dims {data['dims']}")
         if opt["split"] in reductions:
-            raise CompileError(f"{where}/split: '{opt['split']}' is a reduction dim of the contract "
-                               f"('{data['contract']['reduction_dim']}'); split over outputs only, so every thread count gives the same bits")
+            raise CompileError(
+                f"{where}/split: '{opt['split']}' is a reduction dim of the contract "
+                f"('{data['contract']['reduction_dim']}'); split over outputs only, "
+                "so every thread count gives the same bits"
+            )
         if "when" in opt:  # over the kernel's dims and its int attrs (an op's attr may differ per phase)
             names = {**{d: 1 for d in data["dims"]}, **{a: 0 for a in data.get("attrs", {})}}
             expr.check(opt["when"], names, f"{where}/when")
@@ -79,18 +88,31 @@ def validate(doc) -> None:
             if a is None:
                 raise CompileError(f"{w}: no ABI argument '{name}' (the arguments are {', '.join(args)})")
             if a["bind"].startswith("scratch:"):
-                raise CompileError(f"{w}: scratch arguments get a region per thread from the compiler; do not list them")
+                raise CompileError(
+                    f"{w}: scratch arguments get a region per thread from the compiler; do not list them"
+                )
             if a["ctype"].startswith("void") or ("*" not in a["ctype"] and a["ctype"] not in _INT_TYPES):
-                raise CompileError(f"{w}: argument of type {a['ctype']} cannot change per chunk (typed pointers and integers only)")
+                raise CompileError(
+                    f"{w}: argument of type {a['ctype']} cannot change per chunk (typed pointers and integers only)"
+                )
             for n in _names(text, w):
                 if n not in ints and n not in _CHUNK_VARS:
-                    raise CompileError(f"{w}: '{n}' in '{text}' is neither start, count nor an integer ABI argument ({', '.join(ints)})")
+                    raise CompileError(
+                        f"{w}: '{n}' in '{text}' is neither start, count nor an integer ABI argument "
+                        f"({', '.join(ints)})"
+                    )
                 uses_count |= n == "count"
         if not uses_count:
-            raise CompileError(f"{where}/chunk: no argument takes 'count': the kernel would still compute the whole '{opt['split']}' extent")
+            raise CompileError(
+                f"{where}/chunk: no argument takes 'count': "
+                f"the kernel would still compute the whole '{opt['split']}' extent"
+            )
         missing = [o for o in outputs if o not in opt["chunk"]]
         if missing:
-            raise CompileError(f"{where}/chunk: output {', '.join(missing)} has no chunk offset: every chunk would write the same elements")
+            raise CompileError(
+                f"{where}/chunk: output {', '.join(missing)} has no chunk offset: "
+                "every chunk would write the same elements"
+            )
 
 
 def c_chunk_expr(text: str) -> str:
@@ -136,7 +158,9 @@ def options(node) -> List[dict]:
     last one needs no length test: one chunk on the calling thread is the direct call). Stops at
     the first option that always applies; options that never apply are dropped."""
     kmap = node.kmap.data
-    where = f"{node.op.where if node.op else 'converter ' + node.name}: kernel {node.kernel} ({node.kmap.path}): /parallel"
+    where = (
+        f"{node.op.where if node.op else 'converter ' + node.name}: kernel {node.kernel} ({node.kmap.path}): /parallel"
+    )
     result = []
     for i, opt in enumerate(kmap.get("parallel", [])):
         when = c_condition(opt["when"], kernel_attrs.numeric_env(node), f"{where}/{i}/when") if "when" in opt else None
@@ -145,8 +169,16 @@ def options(node) -> List[dict]:
             continue
         long_enough = None if expr.lower(total) >= two else f"{expr.compound(total)} >= {two}"
         cond = " && ".join(c for c in (when, long_enough) if c is not None) or None
-        result.append({"index": i, "split": opt["split"], "grain": opt["grain"], "cond": cond, "when": when,
-                       "total": expr.c_text(total)})
+        result.append(
+            {
+                "index": i,
+                "split": opt["split"],
+                "grain": opt["grain"],
+                "cond": cond,
+                "when": when,
+                "total": expr.c_text(total),
+            }
+        )
         if cond is None:
             break
     if result and result[-1]["when"] is None:
@@ -170,7 +202,10 @@ def trampolines(split: Dict[str, tuple]) -> List[dict]:
             for a in data["abi"]:
                 name, ctype = a["arg"], a["ctype"]
                 if name in scratch:
-                    c = f"slot == 0 ? a->{name} : ({ctype})(a->ckw_threads_{name} + (slot - 1) * kLibrary.thread_scratch_bytes)"
+                    c = (
+                        f"slot == 0 ? a->{name} : "
+                        f"({ctype})(a->ckw_threads_{name} + (slot - 1) * kLibrary.thread_scratch_bytes)"
+                    )
                 elif name in opt["chunk"] and "*" in ctype:
                     c = f"a->{name} + {c_chunk_expr(opt['chunk'][name])}"
                 elif name in opt["chunk"]:
@@ -179,6 +214,13 @@ def trampolines(split: Dict[str, tuple]) -> List[dict]:
                     c = f"a->{name}"
                 args.append({"arg": name, "c": c})
             fns.append({"function": f"{kernel}__chunk{i}", "split": opt["split"], "args": args})
-        result.append({"kernel": kernel, "struct": f"{kernel}__args", "fields": fields,
-                       "thread_scratch": [f"ckw_threads_{s}" for s in scratch], "functions": fns})
+        result.append(
+            {
+                "kernel": kernel,
+                "struct": f"{kernel}__args",
+                "fields": fields,
+                "thread_scratch": [f"ckw_threads_{s}" for s in scratch],
+                "functions": fns,
+            }
+        )
     return result

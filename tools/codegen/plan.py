@@ -71,13 +71,20 @@ def state_regions(graph: Graph) -> Dict[str, StateRegion]:
     """State declared in the circuit and setter externals (e.g. encoder memory), packed in name order."""
     regions: Dict[str, StateRegion] = {}
     offset = 0
-    items = [(f"external:{n}", e["dtype"], e["shape"], e["layout"], (), None)
-             for n, e in sorted(graph.externals.items()) if e.get("binding") == "setter"]
-    items += [(f"state:{s.name}", s.dtype, s.shape, s.layout, s.instances, s.cache) for _, s in sorted(graph.states.items())]
+    items = [
+        (f"external:{n}", e["dtype"], e["shape"], e["layout"], (), None)
+        for n, e in sorted(graph.externals.items())
+        if e.get("binding") == "setter"
+    ]
+    items += [
+        (f"state:{s.name}", s.dtype, s.shape, s.layout, s.instances, s.cache) for _, s in sorted(graph.states.items())
+    ]
     for name, dtype, shape_spec, layout, instances, cache in items:
         shape = shape_of(shape_spec, graph.dims, f"{graph.path}: {name} shape")
         if any(not isinstance(d, int) or d <= 0 for d in shape):
-            raise CompileError(f"{graph.path}: {name}: persistent shape {shape_spec} must be positive and fixed (no runtime dims)")
+            raise CompileError(
+                f"{graph.path}: {name}: persistent shape {shape_spec} must be positive and fixed (no runtime dims)"
+            )
         per = align(tensor_bytes(dtype, shape))
         count = prod(n for _, n in instances) if instances else 1
         regions[name] = StateRegion(name, offset, per, instances, dtype, shape, layout, cache)
@@ -86,8 +93,13 @@ def state_regions(graph: Graph) -> Dict[str, StateRegion]:
 
 
 def state_bytes(regions: Dict[str, StateRegion]) -> int:
-    return max((r.offset + r.instance_bytes * (prod(n for _, n in r.instances) if r.instances else 1)
-                for r in regions.values()), default=0)
+    return max(
+        (
+            r.offset + r.instance_bytes * (prod(n for _, n in r.instances) if r.instances else 1)
+            for r in regions.values()
+        ),
+        default=0,
+    )
 
 
 def _guarded(graph: Graph, pg: PhaseGraph) -> Dict[str, bool]:
@@ -167,7 +179,9 @@ def plan_phase(graph: Graph, pg: PhaseGraph) -> PhasePlan:
             t = pg.tensors[tid]
             if t.placement == "arena" and tid not in buffers:
                 size = tensor_bytes(t.dtype, t.shape)
-                buffers[tid] = Buffer(tid, size or 0, i, i, size_c="" if size is not None else _size_c(t.dtype, t.shape))
+                buffers[tid] = Buffer(
+                    tid, size or 0, i, i, size_c="" if size is not None else _size_c(t.dtype, t.shape)
+                )
         for tid in node.inputs.values():
             if tid in buffers:
                 buffers[tid].last = i
@@ -206,7 +220,7 @@ def overlapping_pairs(buffers: List[Buffer]) -> List[Tuple[str, str]]:
     """Pairs of buffers live at the same call whose bytes overlap (must be empty)."""
     bad = []
     for i, a in enumerate(buffers):
-        for b in buffers[i + 1:]:
+        for b in buffers[i + 1 :]:
             live = not (a.last < b.first or b.last < a.first)
             if live and a.offset < b.offset + b.bytes and b.offset < a.offset + a.bytes:
                 bad.append((a.id, b.id))
@@ -219,11 +233,25 @@ def plan_json(graph: Graph, plan: PhasePlan, regions: Dict[str, StateRegion]) ->
         "phase": plan.phase,
         "alignment": ALIGN,
         "arena_bytes": plan.arena_bytes,
-        "calls": [{"index": i, "node": n.name, "kernel": n.kernel, "guarded_by_cross_kv_cache": g}
-                  for i, (n, g) in enumerate(zip(plan.order, plan.guarded))],
-        "arena": [{"id": b.id, "offset": b.offset, "bytes": b.size_c or b.bytes, "slot": b.slot, "live": [b.first, b.last]}
-                  for b in sorted(plan.buffers.values(), key=lambda b: (b.offset, b.slot, b.first, b.id))],
-        "state": [{"name": r.name, "offset": r.offset, "instance_bytes": r.instance_bytes,
-                   "instances": {k: n for k, n in r.instances}, "shape": list(r.shape), "layout": r.layout,
-                   "dtype": r.dtype, "cache": r.cache} for r in regions.values()],
+        "calls": [
+            {"index": i, "node": n.name, "kernel": n.kernel, "guarded_by_cross_kv_cache": g}
+            for i, (n, g) in enumerate(zip(plan.order, plan.guarded))
+        ],
+        "arena": [
+            {"id": b.id, "offset": b.offset, "bytes": b.size_c or b.bytes, "slot": b.slot, "live": [b.first, b.last]}
+            for b in sorted(plan.buffers.values(), key=lambda b: (b.offset, b.slot, b.first, b.id))
+        ],
+        "state": [
+            {
+                "name": r.name,
+                "offset": r.offset,
+                "instance_bytes": r.instance_bytes,
+                "instances": {k: n for k, n in r.instances},
+                "shape": list(r.shape),
+                "layout": r.layout,
+                "dtype": r.dtype,
+                "cache": r.cache,
+            }
+            for r in regions.values()
+        ],
     }

@@ -22,7 +22,6 @@ from tools.codegen.errors import CompileError
 from tools.codegen.graph import Graph, Op, State
 from tools.codegen.load import Document
 
-
 # One kernel map as a candidate for an op: the map, and why it was rejected (None: it provides the op).
 Candidate = Tuple[Document, Optional[str]]
 
@@ -40,9 +39,15 @@ def _runs_in(doc: Document, phase: str) -> bool:
     return "any" in phases or phase in phases
 
 
-def rejection(op: Op, phase: str, doc: Document, dtypes: Optional[Dict[str, str]] = None,
-              precision: Optional[str] = None, reads: Optional[Dict[str, Tuple[str, str]]] = None,
-              states: Optional[Dict[str, State]] = None) -> Optional[str]:
+def rejection(
+    op: Op,
+    phase: str,
+    doc: Document,
+    dtypes: Optional[Dict[str, str]] = None,
+    precision: Optional[str] = None,
+    reads: Optional[Dict[str, Tuple[str, str]]] = None,
+    states: Optional[Dict[str, State]] = None,
+) -> Optional[str]:
     """Why `doc` cannot run `op` in `phase`, or None when it is a candidate. `dtypes`: the
     manifest's tensor dtypes (None without a manifest: weights then choose nothing); `precision`:
     the manifest's build (None: the converted checkpoint); `reads`: what each input reads and its
@@ -63,7 +68,9 @@ def rejection(op: Op, phase: str, doc: Document, dtypes: Optional[Dict[str, str]
     return _bound_rejection(op, doc, reads or {}, states or {})
 
 
-def _bound_rejection(op: Op, doc: Document, reads: Dict[str, Tuple[str, str]], states: Dict[str, State]) -> Optional[str]:
+def _bound_rejection(
+    op: Op, doc: Document, reads: Dict[str, Tuple[str, str]], states: Dict[str, State]
+) -> Optional[str]:
     """An input port must have the dtype of what it reads (`reads`: port -> (what, dtype)), and a
     port that writes a state in the state's own layout (in place) the state's dtype; an output in
     another layout reaches its state through converters (layouts.py), which may change the dtype."""
@@ -102,8 +109,9 @@ def _weights_note(op: Op, dtypes: Optional[Dict[str, str]]) -> str:
         return ""
     if dtypes is None:
         return " (no manifest, so the weights' dtypes cannot choose; pass --manifest)"
-    bound = ", ".join(f"{p}={w.tensor} ({dtypes.get(w.tensor, 'not in the manifest')})"
-                      for p, w in sorted(op.weights.items()))
+    bound = ", ".join(
+        f"{p}={w.tensor} ({dtypes.get(w.tensor, 'not in the manifest')})" for p, w in sorted(op.weights.items())
+    )
     return f" for weights {bound}"
 
 
@@ -120,7 +128,9 @@ def _check_slots(op: Op, doc: Document) -> None:
             if port not in ports:
                 raise CompileError(f"{where}: unknown slot '{port}': the kernel's ports are {', '.join(sorted(ports))}")
             if ports[port]["role"] not in role_group:
-                raise CompileError(f"{where}: slot '{port}' is a {ports[port]['role']} port of the kernel, not {role_group[0]}")
+                raise CompileError(
+                    f"{where}: slot '{port}' is a {ports[port]['role']} port of the kernel, not {role_group[0]}"
+                )
     for port, spec in sorted(ports.items()):
         if spec.get("optional"):
             continue
@@ -131,8 +141,10 @@ def _check_slots(op: Op, doc: Document) -> None:
             if of is None:
                 raise CompileError(f"{where}: missing port '{port}': bind a checkpoint tensor in /weights")
             if of not in op.weights:  # read beside another weight (graph.with_companions)
-                raise CompileError(f"{where}: port '{port}' is read beside weight port '{of}', which the op does not "
-                                   "bind; bind a checkpoint tensor to it in /weights")
+                raise CompileError(
+                    f"{where}: port '{port}' is read beside weight port '{of}', which the op does not "
+                    "bind; bind a checkpoint tensor to it in /weights"
+                )
 
 
 def _check_contract(op: Op, doc: Document) -> None:
@@ -141,43 +153,60 @@ def _check_contract(op: Op, doc: Document) -> None:
     for key in ("kind", "tolerance_c"):
         if key in stated and stated[key] != mapped.get(key):
             has = f"{mapped[key]!r}" if key in mapped else "none"
-            raise CompileError(f"{op.where}: /contract/{key}: the circuit states {stated[key]!r} but kernel "
-                               f"{doc.data['kernel']} ({doc.path}) states /contract/{key} {has}: the kernel map "
-                               f"is the source of truth; drop {key} from the circuit or make the two agree")
+            raise CompileError(
+                f"{op.where}: /contract/{key}: the circuit states {stated[key]!r} but kernel "
+                f"{doc.data['kernel']} ({doc.path}) states /contract/{key} {has}: the kernel map "
+                f"is the source of truth; drop {key} from the circuit or make the two agree"
+            )
 
 
 def _made_for_the_build(verdicts: List[Candidate], precision: Optional[str]) -> List[Candidate]:
     """Maps that state the build's precision win over candidates that state none."""
     if not any(why is None and d.data.get("precisions") for d, why in verdicts):
         return verdicts
-    return [(d, f"a map made for the {precision} build provides it" if why is None and not d.data.get("precisions")
-             else why) for d, why in verdicts]
+    return [
+        (
+            d,
+            f"a map made for the {precision} build provides it"
+            if why is None and not d.data.get("precisions")
+            else why,
+        )
+        for d, why in verdicts
+    ]
 
 
-def select(graph: Graph, kernel_maps: List[Document], dtypes: Optional[Dict[str, str]] = None,
-           precision: Optional[str] = None) -> Selection:
+def select(
+    graph: Graph, kernel_maps: List[Document], dtypes: Optional[Dict[str, str]] = None, precision: Optional[str] = None
+) -> Selection:
     """`dtypes`: tensor name -> dtype from the manifest (load.weight_dtypes), None without one;
     `precision`: the manifest's build (load.build_precision), None for the converted checkpoint."""
     providers, considered = {}, {}
     for op in graph.ops:
         for phase in op.phases:
             reads = _reads(graph, op, phase, providers)
-            verdicts = _made_for_the_build([(d, rejection(op, phase, d, dtypes, precision, reads, graph.states))
-                                            for d in kernel_maps], precision)
+            verdicts = _made_for_the_build(
+                [(d, rejection(op, phase, d, dtypes, precision, reads, graph.states)) for d in kernel_maps], precision
+            )
             candidates = [d for d, why in verdicts if why is None]
             context = dict(op=op.name, phase=phase, candidates=_record(verdicts))
             note = _weights_note(op, dtypes)
             if not candidates:
                 # The maps of this kind a weight dtype turned away, with why: what to add or fix.
-                near = [f"{d.data['kernel']} ({d.path}: {why})" for d, why in verdicts
-                        if why and why.startswith("port '")]  # a dtype: of a weight, a state, an input
+                near = [
+                    f"{d.data['kernel']} ({d.path}: {why})" for d, why in verdicts if why and why.startswith("port '")
+                ]  # a dtype: of a weight, a state, an input
                 rejected = f": rejected {', '.join(near)}" if near else ""
-                raise CompileError(f"{op.where}: no provider: no kernel map provides kind '{op.kind}' in phase "
-                                   f"'{phase}'{note}{rejected}", **context)
+                raise CompileError(
+                    f"{op.where}: no provider: no kernel map provides kind '{op.kind}' in phase "
+                    f"'{phase}'{note}{rejected}",
+                    **context,
+                )
             if len(candidates) > 1:
                 names = ", ".join(f"{d.data['kernel']} ({d.path})" for d in candidates)
-                raise CompileError(f"{op.where}: two or more providers for kind '{op.kind}' in phase '{phase}'"
-                                   f"{note}: {names}", **context)
+                raise CompileError(
+                    f"{op.where}: two or more providers for kind '{op.kind}' in phase '{phase}'{note}: {names}",
+                    **context,
+                )
             try:
                 _check_slots(op, candidates[0])
                 _check_contract(op, candidates[0])

@@ -67,7 +67,9 @@ class _Binder:
             st = self.graph.states[t.ref.name]
             t.shape = shape_of(st.shape, self.env, f"{self.graph.path}: /state/{st.name}/shape")
             if st.window:
-                t.window_offset = expr.evaluate(st.window["offset"], self.env, f"{self.graph.path}: /state/{st.name}/window/offset")
+                t.window_offset = expr.evaluate(
+                    st.window["offset"], self.env, f"{self.graph.path}: /state/{st.name}/window/offset"
+                )
         elif t.ref is not None and t.ref.kind == "external":
             ext = self.graph.externals[t.ref.name]
             t.shape = shape_of(ext["shape"], self.env, f"{self.graph.path}: /externals/{t.ref.name}/shape")
@@ -97,7 +99,9 @@ class _Binder:
         for port, shape in sorted(known.items()):
             spec = ports[port]["shape"]
             if len(spec) != len(shape):
-                raise CompileError(f"{where}: port '{port}' has rank {len(spec)} {spec} but its tensor is {_fmt(shape)}")
+                raise CompileError(
+                    f"{where}: port '{port}' has rank {len(spec)} {spec} but its tensor is {_fmt(shape)}"
+                )
             for d, v in zip(spec, shape):
                 if isinstance(d, str) and d in kdims and d not in dims:
                     dims[d] = v
@@ -109,10 +113,15 @@ class _Binder:
         # The op's own dims may use the circuit's dims and the kernel dims bound so far.
         for k, text in sorted(node.op.dims.items() if node.op else []):
             if k not in kdims:
-                raise CompileError(f"{node.op.where}: /dims/{k}: kernel {node.kernel} has no dim '{k}' (its dims: {', '.join(kdims)})")
+                raise CompileError(
+                    f"{node.op.where}: /dims/{k}: kernel {node.kernel} has no dim '{k}' (its dims: {', '.join(kdims)})"
+                )
             value = expr.evaluate(text, {**self.env, **dims}, f"{node.op.where}: /dims/{k}")
             if k in dims and not _same(dims[k], value):
-                raise CompileError(f"{node.op.where}: /dims/{k}: '{text}' = {expr.c_text(value)} but the edges give {expr.c_text(dims[k])}")
+                raise CompileError(
+                    f"{node.op.where}: /dims/{k}: '{text}' = {expr.c_text(value)} "
+                    f"but the edges give {expr.c_text(dims[k])}"
+                )
             dims[k] = value
         for port, tid in node.outputs.items():
             t = self.pg.tensors[tid]
@@ -121,27 +130,39 @@ class _Binder:
                 continue  # an in-place update (may_alias) of a tensor the node also reads, not an append
             if t.window_offset is not None:
                 if not window:
-                    raise CompileError(f"{where}: port '{port}' writes {t.id}, which needs a windowed (appending) write; the kernel declares no window")
+                    raise CompileError(
+                        f"{where}: port '{port}' writes {t.id}, which needs a windowed (appending) write; "
+                        "the kernel declares no window"
+                    )
                 dims.setdefault(window["offset"], t.window_offset)
             elif window:
                 dims.setdefault(window["offset"], 0)
         missing = [d for d in kdims if d not in dims]
         if missing:
             if final:
-                raise CompileError(f"{where}: kernel dims {', '.join(missing)} are not determined by the edges; set them in the op's /dims")
+                raise CompileError(
+                    f"{where}: kernel dims {', '.join(missing)} are not determined by the edges; "
+                    "set them in the op's /dims"
+                )
             return False
         for port, shape in sorted(known.items()):
             spec = ports[port]["shape"]
             want = shape_of(spec, dims, f"{where}: port '{port}'")
             if not all(_same(a, b) for a, b in zip(want, shape)):
-                raise CompileError(f"{where}: port '{port}' expects {_fmt(want)} ({spec}) but its tensor is {_fmt(shape)}")
+                raise CompileError(
+                    f"{where}: port '{port}' expects {_fmt(want)} ({spec}) but its tensor is {_fmt(shape)}"
+                )
         for k, v in dims.items():
             if isinstance(v, int) and v < 0 or isinstance(v, expr.Sym) and v.hi is not None and v.hi < 0:
                 raise CompileError(f"{where}: dim {k} = {expr.c_text(v)} is negative")
         node.dims, node.phase, node.env = dims, self.pg.phase, self.env
         for c in node.kmap.data.get("constraints", []):
             if expr.check(c, kernel_attrs.numeric_env(node), f"{where}: constraint") is False:
-                raise CompileError(f"{where}: kernel constraint '{c}' does not hold ({', '.join(f'{k}={expr.c_text(v)}' for k, v in sorted(kernel_attrs.numeric_env(node).items()))})")
+                raise CompileError(
+                    f"{where}: kernel constraint '{c}' does not hold ("
+                    f"{', '.join(f'{k}={expr.c_text(v)}' for k, v in sorted(kernel_attrs.numeric_env(node).items()))}"
+                    ")"
+                )
         for slot in (node.inputs, node.outputs):
             for port, tid in slot.items():
                 t = self.pg.tensors[tid]

@@ -21,8 +21,10 @@ def import_ray():
     try:
         import ray
     except ImportError as e:
-        raise ClusterError(f"Ray is not installed in this Python ({e}); run ./bazelw to rebuild .venv from "
-                           "requirements_lock.txt (it pins ray)") from None
+        raise ClusterError(
+            f"Ray is not installed in this Python ({e}); run ./bazelw to rebuild .venv from "
+            "requirements_lock.txt (it pins ray)"
+        ) from None
     return ray
 
 
@@ -32,8 +34,10 @@ def check_reachable(ray, address: str) -> None:
         return  # resolved by Ray itself (the running local cluster, or Ray Client)
     host, _, port = address.rpartition(":")
     if not host or not port.isdigit():
-        raise ClusterError(f"--address={address}: not HOST:PORT (the head's GCS address, as `ray start --head` prints "
-                           "it, e.g. 10.0.0.1:6379)")
+        raise ClusterError(
+            f"--address={address}: not HOST:PORT (the head's GCS address, as `ray start --head` prints "
+            "it, e.g. 10.0.0.1:6379)"
+        )
     # Probe where Ray itself will connect: it replaces a loopback host by this machine's address
     # (a private helper; without it the address is probed as given).
     resolve = getattr(getattr(getattr(ray, "_private", None), "services", None), "resolve_ip_for_localhost", None)
@@ -42,8 +46,10 @@ def check_reachable(ray, address: str) -> None:
     try:
         socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_SECONDS).close()
     except OSError as e:
-        raise ClusterError(f"--address={address}: no Ray cluster answers there ({e.strerror or e}); start its head with "
-                           f"`ray start --head --port={port}` or fix the address") from None
+        raise ClusterError(
+            f"--address={address}: no Ray cluster answers there ({e.strerror or e}); start its head with "
+            f"`ray start --head --port={port}` or fix the address"
+        ) from None
 
 
 def connect(ray, address: str | None, runtime_env: dict) -> None:
@@ -63,7 +69,9 @@ def connect(ray, address: str | None, runtime_env: dict) -> None:
     except Exception as e:  # noqa: BLE001 (Ray raises ConnectionError, RuntimeError, ValueError, ... by cause)
         where = f"--address={address}" if address else "a local Ray instance"
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-        raise ClusterError(f"{where}: Ray could not start or connect ({first}); see Ray's log in /tmp/ray/session_latest/logs") from None
+        raise ClusterError(
+            f"{where}: Ray could not start or connect ({first}); see Ray's log in /tmp/ray/session_latest/logs"
+        ) from None
 
 
 def cluster_cpus(ray) -> int:

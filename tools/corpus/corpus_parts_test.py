@@ -37,11 +37,14 @@ def test_list_file_paths_are_relative_to_the_list(tmp_path):
     assert [(f.relpath, f.size) for f in files] == [(str(outside).lstrip("/"), 7), ("audio/x.wav", 5)]
 
 
-@pytest.mark.parametrize("make,message", [
-    (lambda d: d / "missing", "no such folder or list file"),
-    (lambda d: d, "no audio files"),
-    (lambda d: touch(d / "l.txt", 0), "the list names no files"),
-])
+@pytest.mark.parametrize(
+    "make,message",
+    [
+        (lambda d: d / "missing", "no such folder or list file"),
+        (lambda d: d, "no audio files"),
+        (lambda d: touch(d / "l.txt", 0), "the list names no files"),
+    ],
+)
 def test_input_errors_name_the_flag(tmp_path, make, message):
     with pytest.raises(inputs.InputError, match=message) as e:
         inputs.list_inputs(str(make(tmp_path)))

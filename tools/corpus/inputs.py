@@ -9,8 +9,9 @@ import dataclasses
 import os
 
 # What the engine reads (runtime/audio_input.py: WAV directly, the rest through a decoder).
-AUDIO_EXTENSIONS = frozenset({".wav", ".wave", ".flac", ".mp3", ".ogg", ".oga", ".opus", ".m4a", ".mp4", ".aac",
-                              ".webm", ".aif", ".aiff"})
+AUDIO_EXTENSIONS = frozenset(
+    {".wav", ".wave", ".flac", ".mp3", ".ogg", ".oga", ".opus", ".m4a", ".mp4", ".aac", ".webm", ".aif", ".aiff"}
+)
 
 
 class InputError(ValueError):
@@ -67,15 +68,18 @@ def list_inputs(input_path: str) -> list[AudioFile]:
     if os.path.isdir(path):
         files = _from_directory(path)
         if not files:
-            raise InputError(f"--input={input_path}: no audio files ({', '.join(sorted(AUDIO_EXTENSIONS))}) in "
-                             "this folder or below")
+            raise InputError(
+                f"--input={input_path}: no audio files ({', '.join(sorted(AUDIO_EXTENSIONS))}) in this folder or below"
+            )
     elif os.path.isfile(path) and _is_audio(path):
         files = [AudioFile(path, os.path.basename(path), os.path.getsize(path))]
     elif os.path.isfile(path):
         try:
             files = _from_list(path)
         except UnicodeDecodeError:
-            raise InputError(f"--input={input_path}: neither a folder, an audio file nor a UTF-8 list of paths") from None
+            raise InputError(
+                f"--input={input_path}: neither a folder, an audio file nor a UTF-8 list of paths"
+            ) from None
         if not files:
             raise InputError(f"--input={input_path}: the list names no files; give one audio path per line")
     else:

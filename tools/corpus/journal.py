@@ -1,7 +1,8 @@
 """The batch journal: JSON lines in the output folder, the commit point of every file.
 
 The first record describes the batch (model, output format, decoding options); a rerun with
-other settings is refused rather than mixing outputs (unless no file was started yet). Then one record per event of a file:
+other settings is refused rather than mixing outputs (unless no file was started yet). Then one
+record per event of a file:
 
     {"file": "/abs/a.flac", "status": "started", "attempt": 1, "worker": "10.0.0.5:4711"}
     {"file": "/abs/a.flac", "status": "done", "output": "a.flac.txt", "audio_seconds": 10.4,
@@ -43,8 +44,10 @@ class Journal:
             fcntl.flock(self._f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             self._f.close()
-            raise JournalError(f"{self.path}: another transcribe_corpus is writing to this output folder; wait for it "
-                               "to finish or give another --output_dir") from None
+            raise JournalError(
+                f"{self.path}: another transcribe_corpus is writing to this output folder; wait for it "
+                "to finish or give another --output_dir"
+            ) from None
         records = self._read()
         batch = _canonical(batch)
         if len(records) == 1 and isinstance(records[0].get("batch"), dict):
@@ -63,27 +66,36 @@ class Journal:
         data = self._f.read()
         end = data.rfind(b"\n") + 1
         if end < len(data):
-            print(f"transcribe_corpus: {self.path}: dropped an unfinished last record (the previous run stopped while "
-                  "writing it)", file=sys.stderr)
+            print(
+                f"transcribe_corpus: {self.path}: dropped an unfinished last record (the previous run stopped while "
+                "writing it)",
+                file=sys.stderr,
+            )
             self._f.truncate(end)
         records = []
         for number, line in enumerate(data[:end].splitlines(), start=1):
             try:
                 records.append(json.loads(line))
             except ValueError:
-                raise JournalError(f"{self.path}:{number}: not a JSON record; the journal was edited or damaged: "
-                                   "repair or delete that line (its file is then transcribed again)") from None
+                raise JournalError(
+                    f"{self.path}:{number}: not a JSON record; the journal was edited or damaged: "
+                    "repair or delete that line (its file is then transcribed again)"
+                ) from None
         return records
 
     def _check_batch(self, stored, batch: dict) -> None:
         if not isinstance(stored, dict):
-            raise JournalError(f"{self.path}: the first record is not a batch description; this is not a "
-                               "transcribe_corpus journal: give another --output_dir")
+            raise JournalError(
+                f"{self.path}: the first record is not a batch description; this is not a "
+                "transcribe_corpus journal: give another --output_dir"
+            )
         if stored != batch:
             keys = sorted(k for k in set(stored) | set(batch) if stored.get(k) != batch.get(k))
             diff = ", ".join(f"{k}: {json.dumps(stored.get(k))} then, {json.dumps(batch.get(k))} now" for k in keys)
-            raise JournalError(f"{self.path}: this output folder holds a batch made with other settings ({diff}); "
-                               "rerun with the same settings or give another --output_dir")
+            raise JournalError(
+                f"{self.path}: this output folder holds a batch made with other settings ({diff}); "
+                "rerun with the same settings or give another --output_dir"
+            )
 
     def finished(self) -> set[str]:
         return {f for f, status in self.status.items() if status == FINISHED}

@@ -51,15 +51,21 @@ class Progress:
     def line(self, now: float) -> str:
         wall = self.wall_seconds(now)
         eta = wall * (self.total_bytes - self.bytes_done) / self.bytes_done if self.bytes_done else None
-        return (f"{self.done + len(self.failed)}/{self.total_files} files, {len(self.failed)} failed, "
-                f"{self.audio_seconds / 3600:.2f} h of audio, {self.rate(now):.1f} audio s/s, "
-                f"ETA {_clock(eta) if eta is not None else '?'}")
+        return (
+            f"{self.done + len(self.failed)}/{self.total_files} files, {len(self.failed)} failed, "
+            f"{self.audio_seconds / 3600:.2f} h of audio, {self.rate(now):.1f} audio s/s, "
+            f"ETA {_clock(eta) if eta is not None else '?'}"
+        )
 
     def summary(self, skipped: int, workers: str) -> str:
         """The closing lines: counts, throughput, then every failed file."""
         wall = self.wall_seconds()
-        lines = [(f"transcribe_corpus: {self.done} transcribed, {len(self.failed)} failed, {skipped} finished before "
-                  f"(skipped); {self.audio_seconds:.1f} s of audio in {wall:.1f} s wall: {self.rate():.2f} audio s/s "
-                  f"with {workers}")]
+        lines = [
+            (
+                f"transcribe_corpus: {self.done} transcribed, {len(self.failed)} failed, {skipped} finished before "
+                f"(skipped); {self.audio_seconds:.1f} s of audio in {wall:.1f} s wall: {self.rate():.2f} audio s/s "
+                f"with {workers}"
+            )
+        ]
         lines += [f"transcribe_corpus: failed: {error}" for error in self.failed]
         return "\n".join(lines)

@@ -54,9 +54,14 @@ class RayTestCluster:
             f.write(secrets.token_hex(32))
         # Ray rewrites a loopback address to the machine's outward IP (and then cannot reach a
         # cluster bound to 127.0.0.1) unless told this is a one-host cluster.
-        self.env: dict[str, str] = dict(os.environ, HOME=self.dir, RAY_AUTH_MODE="token", RAY_AUTH_TOKEN_PATH=token,
-                                        RAY_USAGE_STATS_ENABLED="0",
-                                        RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0" if nodes == 1 else "1")
+        self.env: dict[str, str] = dict(
+            os.environ,
+            HOME=self.dir,
+            RAY_AUTH_MODE="token",
+            RAY_AUTH_TOKEN_PATH=token,
+            RAY_USAGE_STATS_ENABLED="0",
+            RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0" if nodes == 1 else "1",
+        )
         self.node_env = {k: v for k, v in self.env.items() if k != "PYTHONPATH" and not k.startswith("RUNFILES_")}
         self.procs: list[subprocess.Popen] = []
 
@@ -73,40 +78,74 @@ class RayTestCluster:
         return self
 
     def _start_node(self, head: bool) -> None:
-        ports = {flag: free_port() for flag in ("--node-manager-port", "--object-manager-port",
-                                                "--dashboard-agent-listen-port", "--dashboard-agent-grpc-port",
-                                                "--runtime-env-agent-port", "--metrics-export-port")}
+        ports = {
+            flag: free_port()
+            for flag in (
+                "--node-manager-port",
+                "--object-manager-port",
+                "--dashboard-agent-listen-port",
+                "--dashboard-agent-grpc-port",
+                "--runtime-env-agent-port",
+                "--metrics-export-port",
+            )
+        }
         if head:
-            role = [f"--port={self.port}", f"--temp-dir={self.dir}", "--include-dashboard=false",
-                    f"--dashboard-port={free_port()}"] + (["--node-ip-address=127.0.0.1"] if self.nodes == 1 else [])
+            role = [
+                f"--port={self.port}",
+                f"--temp-dir={self.dir}",
+                "--include-dashboard=false",
+                f"--dashboard-port={free_port()}",
+            ] + (["--node-ip-address=127.0.0.1"] if self.nodes == 1 else [])
         else:
             role = [f"--address={self.address}"]
-        cmd = [sys.executable, "-m", "ray.scripts.scripts", "start", *(["--head"] if head else []), "--block",
-               *role, f"--num-cpus={self.cpus}", "--object-store-memory=80000000", "--disable-usage-stats",
-               *[f"{flag}={port}" for flag, port in ports.items()]]
+        cmd = [
+            sys.executable,
+            "-m",
+            "ray.scripts.scripts",
+            "start",
+            *(["--head"] if head else []),
+            "--block",
+            *role,
+            f"--num-cpus={self.cpus}",
+            "--object-store-memory=80000000",
+            "--disable-usage-stats",
+            *[f"{flag}={port}" for flag, port in ports.items()],
+        ]
         with open(self._log(len(self.procs)), "w", encoding="utf-8") as log:
-            self.procs.append(subprocess.Popen(cmd, env=self.node_env, cwd=self.dir, stdout=log,
-                                               stderr=subprocess.STDOUT, start_new_session=True))
+            self.procs.append(
+                subprocess.Popen(
+                    cmd, env=self.node_env, cwd=self.dir, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+                )
+            )
 
     def _log(self, node: int) -> str:
         return os.path.join(self.dir, f"ray_start_{node}.log")
 
     def _wait_until_up(self, nodes: int) -> None:
-        probe = ("import ray, time\n"
-                 f"ray.init(address={self.address!r}, logging_level='ERROR', log_to_driver=False)\n"
-                 f"while sum(n['Alive'] for n in ray.nodes()) < {nodes} or "
-                 f"ray.cluster_resources().get('CPU', 0) < {nodes * self.cpus}: time.sleep(0.5)\n")
+        probe = (
+            "import ray, time\n"
+            f"ray.init(address={self.address!r}, logging_level='ERROR', log_to_driver=False)\n"
+            f"while sum(n['Alive'] for n in ray.nodes()) < {nodes} or "
+            f"ray.cluster_resources().get('CPU', 0) < {nodes * self.cpus}: time.sleep(0.5)\n"
+        )
         try:
-            subprocess.run([sys.executable, "-c", probe], env=self.env, check=True, timeout=START_TIMEOUT_SECONDS,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            subprocess.run(
+                [sys.executable, "-c", probe],
+                env=self.env,
+                check=True,
+                timeout=START_TIMEOUT_SECONDS,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            )
         except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:
             logs = []
             for node in range(len(self.procs)):
                 with open(self._log(node), encoding="utf-8", errors="replace") as f:
                     logs.append(f"ray start ({node}): {f.read()[-1500:]}")
-            raise RuntimeError(f"the test Ray cluster at {self.address} did not come up with {nodes} nodes of "
-                               f"{self.cpus} CPUs: {(e.stderr or b'').decode(errors='replace')[-1500:]}\n"
-                               + "\n".join(logs)) from None
+            raise RuntimeError(
+                f"the test Ray cluster at {self.address} did not come up with {nodes} nodes of "
+                f"{self.cpus} CPUs: {(e.stderr or b'').decode(errors='replace')[-1500:]}\n" + "\n".join(logs)
+            ) from None
 
     def stop(self) -> None:
         """SIGTERM to each `ray start --block` (it stops its node; the head last), then SIGKILL

@@ -47,6 +47,7 @@ def one_line(error: BaseException) -> str:
 @dataclasses.dataclass
 class Slot:
     """One actor as the driver sees it."""
+
     actor: object
     name: str = "(starting)"  # host:pid, known once it answers
     polls: int = 0
@@ -56,9 +57,17 @@ class Slot:
 
 
 class Scheduler:
-    def __init__(self, ray, actors: list[object], journal: Journal, output_dir: str, output_format: str,
-                 progress: Progress, log: Callable[[str], None] = lambda m: print(m, file=sys.stderr, flush=True),
-                 seats: int = 1):
+    def __init__(
+        self,
+        ray,
+        actors: list[object],
+        journal: Journal,
+        output_dir: str,
+        output_format: str,
+        progress: Progress,
+        log: Callable[[str], None] = lambda m: print(m, file=sys.stderr, flush=True),
+        seats: int = 1,
+    ):
         self.ray = ray
         self.slots = [Slot(a, seats=seats) for a in actors]
         self.journal, self.output_dir, self.output_format = journal, output_dir, output_format
@@ -91,8 +100,9 @@ class Scheduler:
 
     def _dispatch(self, slot: Slot, file: AudioFile) -> None:
         attempt = self.attempts[file.path] = self.attempts.get(file.path, 0) + 1
-        self.journal.append({"file": file.path, "status": "started", "attempt": attempt, "worker": slot.name},
-                            durable=False)
+        self.journal.append(
+            {"file": file.path, "status": "started", "attempt": attempt, "worker": slot.name}, durable=False
+        )
         slot.busy += 1
         self.pending[slot.actor.transcribe.remote(file.path)] = ("task", slot, file)
 
@@ -125,29 +135,46 @@ class Scheduler:
             return
         except self.ray.exceptions.RayTaskError as e:  # an exception the worker did not expect: this file's error
             result = {"error": f"{file.path}: {one_line(e)}", "wall_seconds": None}
-        record = {"file": file.path, "attempt": self.attempts[file.path], "worker": slot.name,
-                  "wall_seconds": _round(result.get("wall_seconds"))}
+        record = {
+            "file": file.path,
+            "attempt": self.attempts[file.path],
+            "worker": slot.name,
+            "wall_seconds": _round(result.get("wall_seconds")),
+        }
         if "error" in result:
             self._finish(file, dict(record, status="failed", audio_seconds=None, error=result["error"]))
             return
         relpath = outputs.output_relpath(file.relpath, self.output_format)
         output_file.write_file(os.path.join(self.output_dir, relpath), result["output"])
-        self._finish(file, dict(record, status="done", output=relpath, audio_seconds=_round(result["audio_seconds"]),
-                                error=None))
+        self._finish(
+            file, dict(record, status="done", output=relpath, audio_seconds=_round(result["audio_seconds"]), error=None)
+        )
 
     def _worker_died(self, slot: Slot, file: AudioFile, error: BaseException) -> None:
         reason = f"worker {slot.name} died while transcribing it ({one_line(error)})"
         attempt = self.attempts[file.path]
-        self.journal.append({"file": file.path, "status": "worker_died", "attempt": attempt, "worker": slot.name,
-                             "error": reason})
-        self.log(f"transcribe_corpus: {file.path}: {reason}; " +
-                 ("retrying it on another worker" if attempt < MAX_ATTEMPTS else "giving up on it"))
+        self.journal.append(
+            {"file": file.path, "status": "worker_died", "attempt": attempt, "worker": slot.name, "error": reason}
+        )
+        self.log(
+            f"transcribe_corpus: {file.path}: {reason}; "
+            + ("retrying it on another worker" if attempt < MAX_ATTEMPTS else "giving up on it")
+        )
         if attempt < MAX_ATTEMPTS:
             heapq.heappush(self.queue, (-file.size, file.path, file))
         else:
-            self._finish(file, {"file": file.path, "status": "failed", "attempt": attempt, "worker": slot.name,
-                                "wall_seconds": None, "audio_seconds": None,
-                                "error": f"{file.path}: {MAX_ATTEMPTS} workers died transcribing it; last: {reason}"})
+            self._finish(
+                file,
+                {
+                    "file": file.path,
+                    "status": "failed",
+                    "attempt": attempt,
+                    "worker": slot.name,
+                    "wall_seconds": None,
+                    "audio_seconds": None,
+                    "error": f"{file.path}: {MAX_ATTEMPTS} workers died transcribing it; last: {reason}",
+                },
+            )
         if slot.up:  # its other files' errors arrive too: ping it once
             slot.up = False
             self._ping(slot)  # Ray restarts the actor in a new process; it is idle again once it answers

@@ -42,9 +42,14 @@ def test_the_workers_get_the_vad_options_and_write_the_clis_output(gaps_wav, tmp
     FLAGS(["transcribe_corpus", *VAD_FLAGS])
     options = dataclasses.asdict(options_from(**transcribe.options_from_flags()))  # as tools/transcribe_corpus.py
     assert options["vad_filter"] is True
-    assert options["vad_parameters"] == {"threshold": 0.55, "neg_threshold": None, "min_speech_duration_ms": 0,
-                                         "max_speech_duration_s": float("inf"), "min_silence_duration_ms": 1000,
-                                         "speech_pad_ms": 300}
+    assert options["vad_parameters"] == {
+        "threshold": 0.55,
+        "neg_threshold": None,
+        "min_speech_duration_ms": 0,
+        "max_speech_duration_s": float("inf"),
+        "min_silence_duration_ms": 1000,
+        "speech_pad_ms": 300,
+    }
     json.loads(json.dumps(options))  # plain data: the journal's batch record, Ray's arguments
     spec = {"checkpoint_dir": runfiles.locate("whisper_tiny", "weights.bin").rsplit("/", 1)[0], "model": "tiny.en"}
     worker = CorpusWorker(spec, options, "json")

@@ -15,15 +15,26 @@ import tempfile
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--hide-scrollbars", "--force-device-scale-factor=1"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+    "--force-device-scale-factor=1",
+]
 
 
 def _which(name: str) -> str:
     path = shutil.which(name)
     if path is None:
-        raise RuntimeError(f"{name} is not on PATH: install Debian's chromium and chromium-driver (./bazelw installs them)")
+        raise RuntimeError(
+            f"{name} is not on PATH: install Debian's chromium and chromium-driver (./bazelw installs them)"
+        )
     return path
 
 

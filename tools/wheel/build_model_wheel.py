@@ -30,10 +30,13 @@ def build(model: str, files: list[str], module_bazel: str, out_dir: str) -> str:
             entries[f"{package}/{name}"] = f.read()
     entries[f"{package}/__init__.py"] = (
         f'"""The packed checkpoint of Whisper {model} for ckw: `ckw --model {model}` finds it here."""\n\n'
-        "import os\n\nCHECKPOINT_DIR = os.path.dirname(os.path.abspath(__file__))\n").encode()
+        "import os\n\nCHECKPOINT_DIR = os.path.dirname(os.path.abspath(__file__))\n"
+    ).encode()
     version = module_version(module_bazel)
-    metadata = [f"Summary: Whisper {model}'s weights packed for ckw (found by --model {model} when installed)",
-                f"Requires-Dist: ckw>={version}"]
+    metadata = [
+        f"Summary: Whisper {model}'s weights packed for ckw (found by --model {model} when installed)",
+        f"Requires-Dist: ckw>={version}",
+    ]
     return write_wheel(entries, package, version, "py3-none-any", metadata, out_dir)
 
 

@@ -27,9 +27,17 @@ NAME = "ckw"
 MOVED = ("runtime", "models", "server", "tools")  # top-level packages of the workspace, moved under ckw
 MARKER = "PACKAGE_ROOT"  # runtime/runfiles.py: the installed package is the workspace root
 # Third-party modules the package may import -> their distribution (name in the lock).
-DISTRIBUTIONS = {"absl": "absl-py", "av": "av", "huggingface_hub": "huggingface_hub", "numpy": "numpy",
-                 "platformdirs": "platformdirs", "soundfile": "soundfile", "tokenizers": "tokenizers",
-                 "tqdm": "tqdm", "xxhash": "xxhash"}
+DISTRIBUTIONS = {
+    "absl": "absl-py",
+    "av": "av",
+    "huggingface_hub": "huggingface_hub",
+    "numpy": "numpy",
+    "platformdirs": "platformdirs",
+    "soundfile": "soundfile",
+    "tokenizers": "tokenizers",
+    "tqdm": "tqdm",
+    "xxhash": "xxhash",
+}
 EXTRAS = {"ray": ["ray"], "serve": ["fastapi", "uvicorn", "python-multipart", "prometheus_client"]}
 # Modules only the server imports: an extra's, not the package's own dependencies.
 EXTRA_MODULES = {"fastapi": "serve", "starlette": "serve", "prometheus_client": "serve", "ray": "ray"}
@@ -51,11 +59,13 @@ def rewrite_imports(source: str, where: str) -> str:
     lines = source.splitlines(keepends=True)
     for node in ast.walk(ast.parse(source, where)):
         if isinstance(node, ast.Import) and any(a.name.split(".")[0] in MOVED for a in node.names):
-            raise WheelError(f"{where}:{node.lineno}: `import {node.names[0].name}`: write `from ... import ...`, "
-                             "which the wheel can move under ckw")
+            raise WheelError(
+                f"{where}:{node.lineno}: `import {node.names[0].name}`: write `from ... import ...`, "
+                "which the wheel can move under ckw"
+            )
         if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module.split(".")[0] in MOVED:
             i, line = node.lineno - 1, lines[node.lineno - 1]
-            head, tail = line[:node.col_offset], line[node.col_offset:]
+            head, tail = line[: node.col_offset], line[node.col_offset :]
             new, n = re.subn(rf"^from\s+(?=(?:{'|'.join(MOVED)})\b)", f"from {NAME}.", tail, count=1)
             if n != 1:
                 raise WheelError(f"{where}:{node.lineno}: an import split over lines; keep `from X` on one line")
@@ -94,7 +104,7 @@ def module_version(module_bazel: str) -> str:
     with open(module_bazel, encoding="utf-8") as f:
         m = re.search(r'module\(\s*name\s*=\s*"ckw",\s*version\s*=\s*"([^"]+)"', f.read())
     if not m:
-        raise WheelError(f"{module_bazel}: no module(name = \"ckw\", version = \"...\")")
+        raise WheelError(f'{module_bazel}: no module(name = "ckw", version = "...")')
     return m.group(1)
 
 
@@ -124,31 +134,59 @@ def build(files: list[tuple[str, str]], lock: str, module_bazel: str, out_dir: s
     imports -= set(EXTRA_MODULES)
     unknown = sorted(imports - set(DISTRIBUTIONS))
     if unknown:
-        raise WheelError(f"the package imports {', '.join(unknown)}, which tools/wheel/build_wheel.py DISTRIBUTIONS "
-                         "does not map to a distribution; add them")
+        raise WheelError(
+            f"the package imports {', '.join(unknown)}, which tools/wheel/build_wheel.py DISTRIBUTIONS "
+            "does not map to a distribution; add them"
+        )
     versions = lock_versions(lock)
     requires = [f"Requires-Dist: {requirement(DISTRIBUTIONS[m], versions, lock)}" for m in sorted(imports)]
     for extra, dists in EXTRAS.items():
         requires += [f"Provides-Extra: {extra}"] + [
-            f"Requires-Dist: {requirement(d, versions, lock)}; extra == \"{extra}\"" for d in dists]
-    metadata = ["Summary: Whisper inference compiled from circuit JSON to C, for the CPU",
-                f"Requires-Python: {REQUIRES_PYTHON}", *requires]
-    return write_wheel(entries, NAME, module_version(module_bazel), f"py3-none-{elf.manylinux_tag(libraries)}",
-                       metadata, out_dir, entry_points=f"[console_scripts]\n{NAME} = {NAME}.__main__:main\n")
+            f'Requires-Dist: {requirement(d, versions, lock)}; extra == "{extra}"' for d in dists
+        ]
+    metadata = [
+        "Summary: Whisper inference compiled from circuit JSON to C, for the CPU",
+        f"Requires-Python: {REQUIRES_PYTHON}",
+        *requires,
+    ]
+    return write_wheel(
+        entries,
+        NAME,
+        module_version(module_bazel),
+        f"py3-none-{elf.manylinux_tag(libraries)}",
+        metadata,
+        out_dir,
+        entry_points=f"[console_scripts]\n{NAME} = {NAME}.__main__:main\n",
+    )
 
 
-def write_wheel(entries: dict[str, bytes], name: str, version: str, tag: str, metadata: list[str], out_dir: str,
-                entry_points: str | None = None) -> str:
+def write_wheel(
+    entries: dict[str, bytes],
+    name: str,
+    version: str,
+    tag: str,
+    metadata: list[str],
+    out_dir: str,
+    entry_points: str | None = None,
+) -> str:
     """out_dir/<name>-<version>-<tag>.whl holding `entries` (path in the wheel -> bytes) and its
     .dist-info (METADATA with `metadata` lines, WHEEL, entry_points.txt, RECORD), in a fixed order
     with fixed dates: the same entries give the same bytes. Written whole or not at all."""
     info = f"{name}-{version}.dist-info"
     entries = dict(entries)
     entries[f"{info}/METADATA"] = "\n".join(
-        ["Metadata-Version: 2.1", f"Name: {name.replace('_', '-')}", f"Version: {version}", *metadata, ""]).encode()
+        ["Metadata-Version: 2.1", f"Name: {name.replace('_', '-')}", f"Version: {version}", *metadata, ""]
+    ).encode()
     purelib = "true" if tag.endswith("-any") else "false"
-    entries[f"{info}/WHEEL"] = "\n".join(["Wheel-Version: 1.0", "Generator: ckw tools/wheel/build_wheel.py",
-                                          f"Root-Is-Purelib: {purelib}", f"Tag: {tag}", ""]).encode()
+    entries[f"{info}/WHEEL"] = "\n".join(
+        [
+            "Wheel-Version: 1.0",
+            "Generator: ckw tools/wheel/build_wheel.py",
+            f"Root-Is-Purelib: {purelib}",
+            f"Tag: {tag}",
+            "",
+        ]
+    ).encode()
     if entry_points:
         entries[f"{info}/entry_points.txt"] = entry_points.encode()
     record = [f"{p},{_record_hash(d)},{len(d)}" for p, d in sorted(entries.items())] + [f"{info}/RECORD,,"]

@@ -6,8 +6,16 @@ import struct
 
 # Libraries every manylinux platform provides (auditwheel's policy lists them; libstdc++ comes in
 # with Bazel's default link of a cc_binary, and the C kernels use none of its symbols).
-SYSTEM_LIBRARIES = {"libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2", "librt.so.1",
-                    "ld-linux-x86-64.so.2", "libgcc_s.so.1", "libstdc++.so.6"}
+SYSTEM_LIBRARIES = {
+    "libc.so.6",
+    "libm.so.6",
+    "libpthread.so.0",
+    "libdl.so.2",
+    "librt.so.1",
+    "ld-linux-x86-64.so.2",
+    "libgcc_s.so.1",
+    "libstdc++.so.6",
+}
 _GLIBC = re.compile(rb"^GLIBC_(\d+)\.(\d+)$")
 DT_NEEDED, DT_STRTAB, SHT_DYNAMIC = 1, 5, 6
 
@@ -19,14 +27,14 @@ class ElfError(ValueError):
 def _sections(data: bytes):
     if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
         raise ElfError("not a little-endian 64-bit ELF file")
-    shoff, = struct.unpack_from("<Q", data, 0x28)
+    (shoff,) = struct.unpack_from("<Q", data, 0x28)
     shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
     for i in range(shnum):
         yield struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize)
 
 
 def _string(data: bytes, offset: int) -> bytes:
-    return data[offset:data.index(b"\0", offset)]
+    return data[offset : data.index(b"\0", offset)]
 
 
 def dynamic_needs(path: str) -> tuple[list[str], tuple[int, int]]:
@@ -44,7 +52,7 @@ def dynamic_needs(path: str) -> tuple[list[str], tuple[int, int]]:
         tag, value = struct.unpack_from("<qQ", data, at)
         if tag == DT_NEEDED:
             needed.append(_string(data, strings + value).decode())
-    table = data[strings:strings + dynstr[5]].split(b"\0")
+    table = data[strings : strings + dynstr[5]].split(b"\0")
     versions = [tuple(map(int, m.groups())) for m in map(_GLIBC.match, table) if m]
     return needed, max(versions, default=(2, 17))
 

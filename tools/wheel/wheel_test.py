@@ -1,8 +1,9 @@
 """//:wheel installed into a fresh virtual environment, as a user installs it: `ckw` and `python -m
 ckw` print what //tools:transcribe prints, `import ckw` transcribes (with `Engine`, and with
 faster-whisper's `WhisperModel`), the package imports no top-level runtime/models/tools and holds
-no Whisper weights (only the 1.2 MB Silero VAD model that --vad_filter runs), its manylinux tag is what its libraries need (auditwheel show agrees), and a second build of the same files
-gives the same bytes.
+no Whisper weights (only the 1.2 MB Silero VAD model that --vad_filter runs), its manylinux tag
+is what its libraries need (auditwheel show agrees), and a second build of the same files gives
+the same bytes.
 
 The environment has no network: its dependencies come from the test's own interpreter (.venv,
 through a .pth file), the wheel is installed with --no-deps --no-index, and the Hub is offline, so
@@ -42,14 +43,22 @@ def make_env(tmp_path_factory, wheels):
     root = tmp_path_factory.mktemp("venv")
     venv.create(root, with_pip=True)
     python = str(root / "bin" / "python")
-    purelib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             capture_output=True, text=True, check=True).stdout.strip()
+    purelib = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     with open(os.path.join(purelib, "deps.pth"), "w", encoding="utf-8") as f:
         f.write(sysconfig.get_paths()["purelib"] + "\n")  # numpy, tokenizers, ... of .venv
     subprocess.run([python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", *wheels], check=True)
-    clean = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(root),
-             "CKW_CACHE_DIR": str(tmp_path_factory.mktemp("cache")), "HF_HUB_OFFLINE": "1",
-             "HF_HOME": str(root / "hf")}  # no RUNFILES_DIR, PYTHONPATH or TEST_SRCDIR: a user's shell
+    clean = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(root),
+        "CKW_CACHE_DIR": str(tmp_path_factory.mktemp("cache")),
+        "HF_HUB_OFFLINE": "1",
+        "HF_HOME": str(root / "hf"),
+    }  # no RUNFILES_DIR, PYTHONPATH or TEST_SRCDIR: a user's shell
     return python, str(root / "bin" / "ckw"), clean
 
 
@@ -74,8 +83,9 @@ def test_name_tag_and_metadata(wheel):
     libraries = glob.glob(os.environ["TEST_TMPDIR"] + "/unpacked/ckw/models/whisper/*.so")
     assert any(p.endswith("libckw_tiny_decoder.so") for p in libraries)
     assert elf.manylinux_tag(libraries) == m.group(1)  # the tag is what the libraries need
-    audit = subprocess.run([sys.executable, "-m", "auditwheel", "show", wheel], capture_output=True, text=True,
-                           timeout=300, check=False)  # and what PyPA's own checker says it may claim
+    audit = subprocess.run(
+        [sys.executable, "-m", "auditwheel", "show", wheel], capture_output=True, text=True, timeout=300, check=False
+    )  # and what PyPA's own checker says it may claim
     assert audit.returncode == 0, audit.stderr
     assert re.search(rf'is consistent with the\s+following platform tag:\s+"{m.group(1)}"', audit.stdout), audit.stdout
     requires = re.findall(r"^Requires-Dist: ([\w.-]+)>=", metadata, re.M)
@@ -100,8 +110,9 @@ def test_a_second_build_gives_the_same_bytes(wheel, tmp_path):
     with open(runfiles.locate("ckw", "wheel.files"), encoding="utf-8") as f:
         short_paths = [line.rstrip("\n").split("\t")[1] for line in f if line.strip()]
     files = [(runfiles.locate("ckw", p), p) for p in short_paths]
-    again = build_wheel.build(files, runfiles.locate("ckw", "requirements_lock.txt"),
-                              runfiles.locate("ckw", "MODULE.bazel"), str(tmp_path))
+    again = build_wheel.build(
+        files, runfiles.locate("ckw", "requirements_lock.txt"), runfiles.locate("ckw", "MODULE.bazel"), str(tmp_path)
+    )
     assert os.path.basename(again) == os.path.basename(wheel)
     with open(again, "rb") as a, open(wheel, "rb") as b:
         assert a.read() == b.read()
@@ -114,8 +125,9 @@ def test_ckw_prints_what_the_bazel_cli_prints(env, tmp_path):
     installed = run([ckw, jfk, "--model", "tiny.en", *srt], environment, tmp_path)
     assert installed.returncode == 0, installed.stderr
     assert "converting PyPI" in installed.stderr  # no Hub, no runfiles: the PyPI package, into the cache
-    in_tree = run([runfiles.locate("ckw", "tools/transcribe"), jfk, "--model", "tiny.en", *srt], dict(os.environ),
-                  tmp_path)
+    in_tree = run(
+        [runfiles.locate("ckw", "tools/transcribe"), jfk, "--model", "tiny.en", *srt], dict(os.environ), tmp_path
+    )
     assert in_tree.returncode == 0, in_tree.stderr
     assert installed.stdout == in_tree.stdout and "ask not what your country can do for you" in installed.stdout
     again = run([python, "-m", "ckw", jfk, *srt], environment, tmp_path)  # tiny.en is the default; cached now
@@ -138,8 +150,9 @@ def test_help_and_errors_are_the_clis(env, tmp_path):
     srt = ["--output_format", "srt", "--output", "-"]
     bf16 = run([ckw, jfk, "--precision", "bf16", *srt], environment, tmp_path)
     assert bf16.returncode == 0 and "deriving the bf16 weights" in bf16.stderr, bf16.stderr
-    in_tree = run([runfiles.locate("ckw", "tools/transcribe"), jfk, "--precision", "bf16", *srt], dict(os.environ),
-                  tmp_path)
+    in_tree = run(
+        [runfiles.locate("ckw", "tools/transcribe"), jfk, "--precision", "bf16", *srt], dict(os.environ), tmp_path
+    )
     assert in_tree.returncode == 0 and bf16.stdout == in_tree.stdout, in_tree.stderr
     usage = run([ckw, "--bogus"], environment, tmp_path)
     assert usage.returncode == 2 and usage.stderr.strip() == "ckw: error: Unknown command line flag 'bogus'; see --help"
@@ -147,10 +160,12 @@ def test_help_and_errors_are_the_clis(env, tmp_path):
 
 def test_import_ckw_transcribes(env, tmp_path):
     python, _, environment = env
-    code = ("import ckw, sys\n"
-            "with ckw.Engine.from_checkpoint(ckw.checkpoint('tiny.en')) as engine:\n"
-            "    segments, info = engine.transcribe(sys.argv[1])\n"
-            "    print(info.language, ''.join(s.text for s in segments).strip())\n")
+    code = (
+        "import ckw, sys\n"
+        "with ckw.Engine.from_checkpoint(ckw.checkpoint('tiny.en')) as engine:\n"
+        "    segments, info = engine.transcribe(sys.argv[1])\n"
+        "    print(info.language, ''.join(s.text for s in segments).strip())\n"
+    )
     jfk = runfiles.locate("test_audio", "jfk.wav")
     out = run([python, "-c", code, jfk], environment, tmp_path)
     assert out.returncode == 0, out.stderr
@@ -162,12 +177,14 @@ def test_import_ckw_transcribes(env, tmp_path):
         segments, _ = engine.transcribe(jfk)
         bf16_text = "".join(s.text for s in segments).strip()
     # faster-whisper's API, the same transcripts (greedy; jfk.wav needs no fallback), bf16 derived at run time.
-    code = ("import sys\n"
-            "from ckw import WhisperModel\n"
-            "for compute_type in ('float32', 'bfloat16'):\n"
-            "    model = WhisperModel('tiny.en', device='cpu', compute_type=compute_type, cpu_threads=2)\n"
-            "    segments, info = model.transcribe(sys.argv[1], beam_size=1)\n"
-            "    print(info.language, ''.join(s.text for s in segments).strip())\n")
+    code = (
+        "import sys\n"
+        "from ckw import WhisperModel\n"
+        "for compute_type in ('float32', 'bfloat16'):\n"
+        "    model = WhisperModel('tiny.en', device='cpu', compute_type=compute_type, cpu_threads=2)\n"
+        "    segments, info = model.transcribe(sys.argv[1], beam_size=1)\n"
+        "    print(info.language, ''.join(s.text for s in segments).strip())\n"
+    )
     out = run([python, "-c", code, jfk], environment, tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == [f"{info.language} {text}", f"{info.language} {bf16_text}"]
@@ -178,6 +195,7 @@ def test_import_ckw_transcribes(env, tmp_path):
 
 def untimed(path):
     """A JSON transcript without its wall-clock timings (they differ from run to run)."""
+
     def strip(value):
         if isinstance(value, dict):
             return {k: strip(v) for k, v in value.items() if k != "timings_ms"}
@@ -189,8 +207,9 @@ def untimed(path):
 
 def test_a_model_wheel_is_all_a_machine_without_the_hub_needs(tmp_path_factory, wheel, tmp_path):
     model_wheel = glob.glob(os.path.join(runfiles.locate("ckw", "wheel_model_tiny_en"), "*.whl"))
-    assert [os.path.basename(w) for w in model_wheel] == [f"{store.model_package('tiny.en')}-"
-                                                          f"{os.path.basename(wheel).split('-')[1]}-py3-none-any.whl"]
+    assert [os.path.basename(w) for w in model_wheel] == [
+        f"{store.model_package('tiny.en')}-{os.path.basename(wheel).split('-')[1]}-py3-none-any.whl"
+    ]
     python, ckw, environment = make_env(tmp_path_factory, [wheel, *model_wheel])
     jfk = runfiles.locate("test_audio", "jfk.wav")
     elsewhere = tmp_path / "unrelated folder"

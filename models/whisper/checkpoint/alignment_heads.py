@@ -57,8 +57,10 @@ def decode_mask(dump: bytes, dims: ModelDims, name: str, where: str) -> list[lis
     try:
         mask = np.frombuffer(gzip.decompress(base64.b85decode(dump)), dtype=bool)
     except (ValueError, OSError, EOFError) as e:
-        raise CheckpointError(f"{where}: the alignment mask of {name} does not decode ({e}); reinstall "
-                              "openai-whisper (requirements_lock.txt pins it)") from e
+        raise CheckpointError(
+            f"{where}: the alignment mask of {name} does not decode ({e}); reinstall "
+            "openai-whisper (requirements_lock.txt pins it)"
+        ) from e
     if mask.size != dims.n_text_layer * dims.n_text_head:
         raise CheckpointError(
             f"{where}: the alignment mask of {name} has {mask.size} flags, but layout.STANDARD gives it "
@@ -90,20 +92,26 @@ def derive_table() -> dict[str, list[list[int]]]:
     """{model name: heads} for every model of the installed openai-whisper, read from its source."""
     spec = importlib.util.find_spec("whisper")  # locates the package without running it (no torch)
     if spec is None or not spec.origin:
-        raise CheckpointError("openai-whisper is not installed in this Python; the alignment-head table is "
-                              "derived from it (requirements_lock.txt pins it; run ./bazelw to rebuild .venv)")
+        raise CheckpointError(
+            "openai-whisper is not installed in this Python; the alignment-head table is "
+            "derived from it (requirements_lock.txt pins it; run ./bazelw to rebuild .venv)"
+        )
     found = _module_dicts(spec.origin, ("_ALIGNMENT_HEADS", "_MODELS"))
     masks, urls = found["_ALIGNMENT_HEADS"], found["_MODELS"]
     for alias, target in ALIASES.items():
         if alias in masks and urls.get(alias) != urls.get(target):
-            raise CheckpointError(f"{spec.origin}: model {alias} is no longer {target}'s download; update "
-                                  "ALIASES in models/whisper/checkpoint/alignment_heads.py")
+            raise CheckpointError(
+                f"{spec.origin}: model {alias} is no longer {target}'s download; update "
+                "ALIASES in models/whisper/checkpoint/alignment_heads.py"
+            )
     table = {}
     for name, dump in masks.items():
         dims = model_dims(name)
         if dims is None:
-            raise CheckpointError(f"{spec.origin}: openai-whisper lists model {name}, whose dimensions "
-                                  "layout.STANDARD lacks; add them to models/whisper/checkpoint/layout.py")
+            raise CheckpointError(
+                f"{spec.origin}: openai-whisper lists model {name}, whose dimensions "
+                "layout.STANDARD lacks; add them to models/whisper/checkpoint/layout.py"
+            )
         table[name] = decode_mask(dump, dims, name, spec.origin)
     return table
 
@@ -134,16 +142,28 @@ def load_table() -> dict[str, list[list[int]]]:
     except (OSError, ValueError) as e:
         raise CheckpointError(f"{path}: unreadable ({e}); rebuild {TABLE_TARGET}") from e
     if not isinstance(table, dict) or not table:
-        raise CheckpointError(f"{path}: expected a non-empty {{model: [[layer, head], ...]}} object; "
-                              f"rebuild {TABLE_TARGET}")
+        raise CheckpointError(
+            f"{path}: expected a non-empty {{model: [[layer, head], ...]}} object; rebuild {TABLE_TARGET}"
+        )
     for name, heads in table.items():
         dims = model_dims(name)
-        if dims is None or not isinstance(heads, list) or not heads or not all(
-            isinstance(h, list) and len(h) == 2 and all(type(x) is int for x in h)
-            and 0 <= h[0] < dims.n_text_layer and 0 <= h[1] < dims.n_text_head for h in heads
+        if (
+            dims is None
+            or not isinstance(heads, list)
+            or not heads
+            or not all(
+                isinstance(h, list)
+                and len(h) == 2
+                and all(type(x) is int for x in h)
+                and 0 <= h[0] < dims.n_text_layer
+                and 0 <= h[1] < dims.n_text_head
+                for h in heads
+            )
         ):
-            raise CheckpointError(f"{path}: entry {name!r} is not [[layer, head], ...] within a known model's "
-                                  f"decoder; rebuild {TABLE_TARGET}")
+            raise CheckpointError(
+                f"{path}: entry {name!r} is not [[layer, head], ...] within a known model's "
+                f"decoder; rebuild {TABLE_TARGET}"
+            )
     return table
 
 
@@ -156,12 +176,14 @@ def check_model(model: str) -> None:
 
 def default_heads(dims: ModelDims) -> list[list[int]]:
     """openai-whisper's heads for a model it has no table entry for (Whisper.__init__)."""
-    return [[layer, head] for layer in range(dims.n_text_layer // 2, dims.n_text_layer)
-            for head in range(dims.n_text_head)]
+    return [
+        [layer, head] for layer in range(dims.n_text_layer // 2, dims.n_text_layer) for head in range(dims.n_text_head)
+    ]
 
 
-def select(dims: ModelDims, model: str | None = None,
-           table: dict[str, list[list[int]]] | None = None) -> tuple[list[list[int]], str, list[str]]:
+def select(
+    dims: ModelDims, model: str | None = None, table: dict[str, list[list[int]]] | None = None
+) -> tuple[list[list[int]], str, list[str]]:
     """(heads, alignment_heads_source, audit notes) for a checkpoint of `dims` without its own heads;
     `model` is the openai-whisper model name the user asked for, if any (module docstring: rules)."""
     table = load_table() if table is None else table
@@ -171,8 +193,10 @@ def select(dims: ModelDims, model: str | None = None,
         if model not in table:
             notes.append(f"openai-whisper has no alignment heads for {model}; chose them by dimensions")
         elif model_dims(model) != dims:
-            notes.append(f"the checkpoint's dimensions are not {model}'s; its alignment heads were not used, "
-                         "chose them by dimensions")
+            notes.append(
+                f"the checkpoint's dimensions are not {model}'s; its alignment heads were not used, "
+                "chose them by dimensions"
+            )
         else:
             return [list(h) for h in table[model]], SOURCE_TABLE + model, notes
     # Aliases name the same download as their target: count each published model once.
@@ -180,8 +204,10 @@ def select(dims: ModelDims, model: str | None = None,
     if len(same) == 1:
         return [list(h) for h in table[same[0]]], SOURCE_TABLE + same[0], notes
     if len(same) > 1:
-        notes.append(f"the checkpoint has the dimensions of {' and '.join(same)}, whose alignment heads differ; "
-                     "pass the model name to use one's")
+        notes.append(
+            f"the checkpoint has the dimensions of {' and '.join(same)}, whose alignment heads differ; "
+            "pass the model name to use one's"
+        )
     return default_heads(dims), SOURCE_DEFAULT, notes
 
 

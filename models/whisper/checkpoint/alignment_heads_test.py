@@ -18,9 +18,18 @@ def openai_whisper_heads(dims: ModelDims, name: str | None) -> list[list[int]]:
     """The heads openai-whisper's Whisper model sets: `name`'s from its table, its default if None.
     The mask depends only on the decoder's layers x heads, so the widths are shrunk: large models'
     real weights would take gigabytes to allocate."""
-    small = whisper.model.ModelDimensions(n_mels=4, n_audio_ctx=4, n_audio_state=dims.n_text_head, n_audio_head=1,
-                                          n_audio_layer=1, n_vocab=8, n_text_ctx=4, n_text_state=dims.n_text_head,
-                                          n_text_head=dims.n_text_head, n_text_layer=dims.n_text_layer)
+    small = whisper.model.ModelDimensions(
+        n_mels=4,
+        n_audio_ctx=4,
+        n_audio_state=dims.n_text_head,
+        n_audio_head=1,
+        n_audio_layer=1,
+        n_vocab=8,
+        n_text_ctx=4,
+        n_text_state=dims.n_text_head,
+        n_text_head=dims.n_text_head,
+        n_text_layer=dims.n_text_layer,
+    )
     model = whisper.model.Whisper(small)
     if name is not None:
         model.set_alignment_heads(whisper._ALIGNMENT_HEADS[name])
@@ -145,8 +154,9 @@ def test_an_unknown_model_name_fails_before_writing(tiny_en_dir, tmp_path):
 
 def test_the_mask_decoder_refuses_a_mask_of_other_dimensions():
     with pytest.raises(CheckpointError, match="mask of tiny.en has 24 flags.*4 decoder layers x 8 heads"):
-        alignment_heads.decode_mask(whisper._ALIGNMENT_HEADS["tiny.en"],
-                                    ModelDims(**{**TINY_EN.to_dict(), "n_text_head": 8}), "tiny.en", "x")
+        alignment_heads.decode_mask(
+            whisper._ALIGNMENT_HEADS["tiny.en"], ModelDims(**{**TINY_EN.to_dict(), "n_text_head": 8}), "tiny.en", "x"
+        )
 
 
 def test_an_openai_whisper_source_without_the_table_is_refused(tmp_path):

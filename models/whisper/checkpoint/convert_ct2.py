@@ -324,8 +324,9 @@ def _ct2_token_config(cfg: dict, path: str) -> dict:
     notes = []
     if heads is None:
         heads = []
-        notes.append(f"{path} has no alignment_heads; taken from openai-whisper (model_config.json "
-                     "alignment_heads_source)")
+        notes.append(
+            f"{path} has no alignment_heads; taken from openai-whisper (model_config.json alignment_heads_source)"
+        )
     if not isinstance(heads, list) or not all(
         isinstance(h, list) and len(h) == 2 and all(isinstance(x, int) for x in h) for h in heads
     ):

@@ -137,14 +137,18 @@ def convert_hf(directory: str) -> Conversion:
     suppress, begin = pick("suppress_tokens"), pick("begin_suppress_tokens")
     notes = []
     if suppress is None or begin is None:  # a fine-tune saved by save_pretrained: only a cross-check is lost
-        notes.append(f"{config_path}: no suppress_tokens/begin_suppress_tokens (nor in generation_config.json); "
-                     "decoding derives both from the vocabulary as openai-whisper does")
+        notes.append(
+            f"{config_path}: no suppress_tokens/begin_suppress_tokens (nor in generation_config.json); "
+            "decoding derives both from the vocabulary as openai-whisper does"
+        )
         suppress, begin = suppress or [], begin or []
     heads = gen.get("alignment_heads")
     if heads is None:
         heads = []
-        notes.append(f"{directory} has no alignment_heads in generation_config.json; taken from openai-whisper "
-                     "(model_config.json alignment_heads_source)")
+        notes.append(
+            f"{directory} has no alignment_heads in generation_config.json; taken from openai-whisper "
+            "(model_config.json alignment_heads_source)"
+        )
     lang_to_id = gen.get("lang_to_id")
     stored = sorted({t.dtype for t in st.tensors.values()})
     return Conversion(

@@ -29,8 +29,8 @@ from models.whisper.checkpoint.canonical import (
 from models.whisper.checkpoint.errors import CheckpointError
 from models.whisper.checkpoint.model_config import load_tokenizer, special_tokens
 from models.whisper.checkpoint.non_speech import non_speech_tokens
-from models.whisper.checkpoint.tokenizer_kinds import kind_for_n_vocab, tokenizer_path
 from models.whisper.checkpoint.pt_zip_reader import TorchTensor, TorchZipCheckpoint
+from models.whisper.checkpoint.tokenizer_kinds import kind_for_n_vocab, tokenizer_path
 
 # Canonical (Hugging Face) name fragments -> openai-whisper, applied in order. The one table of
 # the correspondence: the converter inverts it over the canonical names of the model's dims.
@@ -69,12 +69,16 @@ def canonical_to_openai(name: str) -> str | None:
 
 def _dims(doc: object, where: str) -> ModelDims:
     if not isinstance(doc, dict):
-        raise CheckpointError(f"{where}: 'dims' is a {type(doc).__name__}, expected openai-whisper's ModelDimensions "
-                              "dict; re-save the checkpoint as openai-whisper does")
+        raise CheckpointError(
+            f"{where}: 'dims' is a {type(doc).__name__}, expected openai-whisper's ModelDimensions "
+            "dict; re-save the checkpoint as openai-whisper does"
+        )
     missing = [k for k in DIM_KEYS if k not in doc]
     if missing:
-        raise CheckpointError(f"{where}: 'dims' lacks '{missing[0]}'; re-save the checkpoint as openai-whisper does "
-                              "(dims = ModelDimensions.__dict__)")
+        raise CheckpointError(
+            f"{where}: 'dims' lacks '{missing[0]}'; re-save the checkpoint as openai-whisper does "
+            "(dims = ModelDimensions.__dict__)"
+        )
     for key in DIM_KEYS:
         if type(doc[key]) is not int:  # bool is an int subclass, and a float would hide a bad export
             raise CheckpointError(f"{where}: dims '{key}' = {doc[key]!r} is not an integer; the checkpoint is corrupt")
@@ -87,8 +91,10 @@ def convert_openai(ckpt: TorchZipCheckpoint) -> Conversion:
     """Plan the conversion of an open openai-whisper checkpoint; its tokenizer is its kind's."""
     where = ckpt.path
     top = ckpt.load()
-    hint = ("openai-whisper saves {'dims': ..., 'model_state_dict': ...}; give such a .pt, or a Hugging Face or "
-            "CTranslate2 directory")
+    hint = (
+        "openai-whisper saves {'dims': ..., 'model_state_dict': ...}; give such a .pt, or a Hugging Face or "
+        "CTranslate2 directory"
+    )
     if not isinstance(top, dict):
         raise CheckpointError(f"{where}: holds a {type(top).__name__}, not a dict; {hint}")
     for key in ("dims", "model_state_dict"):
@@ -120,18 +126,25 @@ def convert_openai(ckpt: TorchZipCheckpoint) -> Conversion:
             )
         ledger.use(key, name)
         what = f"{where}: tensor '{key}'"
-        tensors.append(PlannedTensor(
-            name, shape, f"{where}:{key}",
-            lambda t=t, shape=shape, what=what: widen_to_f32(ckpt.read_bytes(t, what), t.dtype, shape, what),
-        ))
+        tensors.append(
+            PlannedTensor(
+                name,
+                shape,
+                f"{where}:{key}",
+                lambda t=t, shape=shape, what=what: widen_to_f32(ckpt.read_bytes(t, what), t.dtype, shape, what),
+            )
+        )
     canonical.check_plan_against_canonical(tensors, dims, where)
     ledger.require_complete("it is not a tensor of openai-whisper's Whisper model")
 
     kind = kind_for_n_vocab(dims.n_vocab, where)
     suppress, begin = _default_suppress(tokenizer_path(kind), dims.n_vocab)
     notes = [f"{where} carries no alignment heads; word timestamps need them from elsewhere"]
-    notes += [f"top-level entry '{k}' of {where} ignored: not part of openai-whisper's checkpoint"
-              for k in top if k not in ("dims", "model_state_dict")]
+    notes += [
+        f"top-level entry '{k}' of {where} ignored: not part of openai-whisper's checkpoint"
+        for k in top
+        if k not in ("dims", "model_state_dict")
+    ]
     stored = sorted({t.dtype for t in state.values()})
     return Conversion(
         dims=dims,

@@ -2,14 +2,13 @@
 out, from tiny.en's packed weights, then converted and packed by our code (no torch involved) and
 compared with @whisper_tiny tensor by tensor; and the bad files, each refused in one line."""
 
+import dataclasses
 import io
 import json
 import os
 import pickle
 import struct
 import zipfile
-
-import dataclasses
 
 import pytest
 import torch

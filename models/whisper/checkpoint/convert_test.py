@@ -161,8 +161,14 @@ class Ct2ConversionTest(Base):
         # "ab" (rank 3) has no merge and splits one way into lower-ranked tokens: its merge comes
         # back at its rank position ("bc" has two splits, "b c" is there anyway). The base
         # checkpoint's packed tokenizer.json is the real case (runtime/tokenizer_test.py).
-        tok = {"added_tokens": [], "model": {"type": "BPE", "merges": ["b c", "a bc"],
-                                             "vocab": {"a": 0, "b": 1, "c": 2, "ab": 3, "bc": 4, "abc": 5}}}
+        tok = {
+            "added_tokens": [],
+            "model": {
+                "type": "BPE",
+                "merges": ["b c", "a bc"],
+                "vocab": {"a": 0, "b": 1, "c": 2, "ab": 3, "bc": 4, "abc": 5},
+            },
+        }
         self.assertEqual(restore_missing_merges(tok), ["a b"])
         self.assertEqual(tok["model"]["merges"], ["a b", "b c", "a bc"])
         self.assertEqual(restore_missing_merges(tok), [])

@@ -32,8 +32,9 @@ def fetch(
     log = log or (lambda s: print(s, file=sys.stderr, flush=True))
     start = time.monotonic()
     if from_dir:
-        src = sources.from_path(from_dir, f"local {'directory' if os.path.isdir(from_dir) else 'file'} "
-                                f"{os.path.abspath(from_dir)}")
+        src = sources.from_path(
+            from_dir, f"local {'directory' if os.path.isdir(from_dir) else 'file'} {os.path.abspath(from_dir)}"
+        )
     else:
         src = sources.locate(variant, hub_repo, log)
     log(f"source: {src.description}")

@@ -58,5 +58,7 @@ def open_hf_weights(directory: str) -> HfWeights:
         return SafetensorsCheckpoint.from_dir(directory)
     if os.path.exists(os.path.join(directory, PYTORCH_FILE)):
         return PytorchStateDict(os.path.join(directory, PYTORCH_FILE))
-    raise CheckpointError(f"{directory}: no model.safetensors, model.safetensors.index.json or {PYTORCH_FILE}; "
-                          "not a Hugging Face Whisper directory")
+    raise CheckpointError(
+        f"{directory}: no model.safetensors, model.safetensors.index.json or {PYTORCH_FILE}; "
+        "not a Hugging Face Whisper directory"
+    )

@@ -26,9 +26,18 @@ from models.whisper.checkpoint.packed import ALIGNMENT, DTYPE_STORAGE, FORMAT, L
 
 
 def _dims(n_mels, n_vocab, state, heads, audio_layers, text_layers) -> ModelDims:
-    return ModelDims(n_mels=n_mels, n_audio_ctx=1500, n_audio_state=state, n_audio_head=heads,
-                     n_audio_layer=audio_layers, n_vocab=n_vocab, n_text_ctx=448, n_text_state=state,
-                     n_text_head=heads, n_text_layer=text_layers)
+    return ModelDims(
+        n_mels=n_mels,
+        n_audio_ctx=1500,
+        n_audio_state=state,
+        n_audio_head=heads,
+        n_audio_layer=audio_layers,
+        n_vocab=n_vocab,
+        n_text_ctx=448,
+        n_text_state=state,
+        n_text_head=heads,
+        n_text_layer=text_layers,
+    )
 
 
 # Vocabulary sizes: English-only, multilingual, and large-v3's (one more language token).
@@ -91,9 +100,17 @@ def write_layout_files(name: str, out_dir: str, layers: str = "", kind: str = "f
     its libraries from."""
     dims = model_dims(name, layers)
     entries, nbytes = layout(dims, kind)
-    manifest = {"format": FORMAT, "variant": name, "alignment": ALIGNMENT, "byte_order": "little",
-                "weights_file": "weights.bin", "weights_nbytes": nbytes, "tensors": entries,
-                "layout_sha256": layout_digest(entries, nbytes), "layout_sha256_covers": LAYOUT_RULE}
+    manifest = {
+        "format": FORMAT,
+        "variant": name,
+        "alignment": ALIGNMENT,
+        "byte_order": "little",
+        "weights_file": "weights.bin",
+        "weights_nbytes": nbytes,
+        "tensors": entries,
+        "layout_sha256": layout_digest(entries, nbytes),
+        "layout_sha256_covers": LAYOUT_RULE,
+    }
     os.makedirs(out_dir, exist_ok=True)
     config = {"model": name, "storage": kind, **dims.to_dict()}
     for file_name, doc in (("model_config.json", config), ("manifest.json", manifest)):
@@ -103,12 +120,18 @@ def write_layout_files(name: str, out_dir: str, layers: str = "", kind: str = "f
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description="Writes a published Whisper model's layout (model_config.json, "
-                                                 "manifest.json without weights) for the compiler.")
+    parser = argparse.ArgumentParser(
+        description="Writes a published Whisper model's layout (model_config.json, "
+        "manifest.json without weights) for the compiler."
+    )
     parser.add_argument("--model", required=True, choices=sorted(STANDARD), help="the published model")
     parser.add_argument("--layers", default="", help="ENCODER,DECODER layer counts (default: the model's)")
-    parser.add_argument("--storage", default="f16", choices=storage.STORAGES,
-                        help="f16: published checkpoints (default); f32: every tensor float32")
+    parser.add_argument(
+        "--storage",
+        default="f16",
+        choices=storage.STORAGES,
+        help="f16: published checkpoints (default); f32: every tensor float32",
+    )
     parser.add_argument("--out_dir", required=True, help="directory to write the two files into")
     args = parser.parse_args(argv)
     try:

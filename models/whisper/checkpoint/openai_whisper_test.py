@@ -16,8 +16,10 @@ from models.whisper.checkpoint.packed import PackedCheckpoint, runfiles_checkpoi
 from models.whisper.reference.openai_whisper_ref import load_openai_whisper
 
 EXPECTED = {
-    "tiny": "And so my fellow Americans ask not what your country can do for you, ask what you can do for your country.",
-    "base": "And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country.",
+    "tiny": "And so my fellow Americans ask not what your country can do for you, "
+    "ask what you can do for your country.",
+    "base": "And so my fellow Americans, ask not what your country can do for you, "
+    "ask what you can do for your country.",
 }
 
 

@@ -78,8 +78,10 @@ def write_packed(
             entries, nbytes, weights_sha = write_weights(_stored(conversion, kind), os.path.join(tmp, "weights.bin"))
         except storage.NotF16Exact as e:  # trained in float32: rewrite every tensor as float32
             kind = "f32"
-            notes.append(f"{e}: every tensor is stored as float32 (f32 storage; the libraries of this "
-                         "architecture built with f32 storage run it)")
+            notes.append(
+                f"{e}: every tensor is stored as float32 (f32 storage; the libraries of this "
+                "architecture built with f32 storage run it)"
+            )
             entries, nbytes, weights_sha = write_weights(_stored(conversion, kind), os.path.join(tmp, "weights.bin"))
         config["storage"] = kind
         manifest = manifest_for(entries, nbytes, weights_sha, variant)
@@ -167,8 +169,9 @@ def write_weights(tensors: Iterable[tuple[str, str, np.ndarray]], path: str) -> 
     with open(path, "wb") as f:
         for name, dtype, arr in tensors:
             if arr.dtype != np.dtype(DTYPE_STORAGE[dtype]):
-                raise CheckpointError(f"{path}: tensor '{name}' is {arr.dtype}, but {dtype} is stored as "
-                                      f"{DTYPE_STORAGE[dtype]}")
+                raise CheckpointError(
+                    f"{path}: tensor '{name}' is {arr.dtype}, but {dtype} is stored as {DTYPE_STORAGE[dtype]}"
+                )
             pad = -offset % ALIGNMENT
             if pad:
                 f.write(b"\0" * pad)

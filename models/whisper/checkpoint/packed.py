@@ -148,8 +148,9 @@ class PackedCheckpoint:
         elif e["dtype"] == "f16":
             flat = flat.astype(np.float32)
         elif e["dtype"] == "i8":
-            return (flat.reshape(e["shape"][0], -1).astype(np.float32)
-                    * self.tensor(name + SCALE_SUFFIX)[:, None]).reshape(e["shape"])
+            return (
+                flat.reshape(e["shape"][0], -1).astype(np.float32) * self.tensor(name + SCALE_SUFFIX)[:, None]
+            ).reshape(e["shape"])
         return flat.reshape(e["shape"])
 
     def verify(self) -> None:

@@ -96,8 +96,11 @@ class TorchZipCheckpoint:
             )
         self._prefix = pickles[0][: -len("data.pkl")]
         self._members = set(names)
-        order = self._read(self._prefix + "byteorder", 16).decode("ascii", "replace").strip() \
-            if self._prefix + "byteorder" in self._members else "little"
+        order = (
+            self._read(self._prefix + "byteorder", 16).decode("ascii", "replace").strip()
+            if self._prefix + "byteorder" in self._members
+            else "little"
+        )
         if order not in ("little", "big"):
             self._zip.close()
             raise CheckpointError(f"{path}: byteorder '{order}' is neither little nor big; the file is corrupt")
@@ -116,14 +119,17 @@ class TorchZipCheckpoint:
         try:
             info = self._zip.getinfo(member)
             if limit is not None and info.file_size > limit:
-                raise CheckpointError(f"{self.path}: member '{member}' is {info.file_size} bytes, more than "
-                                      f"the {limit} expected; not a PyTorch state-dict checkpoint")
+                raise CheckpointError(
+                    f"{self.path}: member '{member}' is {info.file_size} bytes, more than "
+                    f"the {limit} expected; not a PyTorch state-dict checkpoint"
+                )
             return self._zip.read(info)
         except KeyError as e:
             raise CheckpointError(f"{self.path}: zip member '{member}' is missing; the file is incomplete") from e
         except (zipfile.BadZipFile, OSError, EOFError, ValueError, zipfile.LargeZipFile) as e:
-            raise CheckpointError(f"{self.path}: zip member '{member}' is corrupt or truncated ({e}); "
-                                  "re-download the file") from e
+            raise CheckpointError(
+                f"{self.path}: zip member '{member}' is corrupt or truncated ({e}); re-download the file"
+            ) from e
 
     def load(self) -> object:
         """The pickled object, tensors as `TorchTensor` records (no tensor data is read)."""
@@ -133,8 +139,10 @@ class TorchZipCheckpoint:
         except CheckpointError:
             raise
         except Exception as e:  # noqa: BLE001 (any failure of a corrupt pickle is the file's fault)
-            raise CheckpointError(f"{self.path}: corrupt pickle in '{self._prefix}data.pkl' "
-                                  f"({type(e).__name__}: {e}); re-download or re-save the file") from e
+            raise CheckpointError(
+                f"{self.path}: corrupt pickle in '{self._prefix}data.pkl' "
+                f"({type(e).__name__}: {e}); re-download or re-save the file"
+            ) from e
 
     def _storage(self, pid) -> Storage:
         if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"):

@@ -61,13 +61,18 @@ def write_seeded(name: str, out_dir: str, seed: int = 0, layers: str = "", kind:
     the manifest."""
     dims = layout.model_dims(name, layers)
     rng = np.random.default_rng(seed)
-    stored = ((n, *storage.stored_as(n, seeded_value(n, shape, rng, kind), kind))
-              for n, shape in canonical_tensors(dims))
+    stored = (
+        (n, *storage.stored_as(n, seeded_value(n, shape, rng, kind), kind)) for n, shape in canonical_tensors(dims)
+    )
     with pack.staged(out_dir) as tmp:
         entries, nbytes, weights_sha = pack.write_weights(stored, os.path.join(tmp, "weights.bin"))
         manifest = pack.manifest_for(entries, nbytes, weights_sha, f"{name} (seeded {seed})")
-        config = {**dims.to_dict(), "variant": manifest["variant"], "alignment_heads": [],
-                  "manifest_sha256": manifest["manifest_sha256"]}
+        config = {
+            **dims.to_dict(),
+            "variant": manifest["variant"],
+            "alignment_heads": [],
+            "manifest_sha256": manifest["manifest_sha256"],
+        }
         pack.dump(os.path.join(tmp, "model_config.json"), config)
         pack.dump(os.path.join(tmp, "tokenizer.json"), tokenizer_json())
         pack.dump(os.path.join(tmp, "audit.json"), {"seeded": {"model": name, "seed": seed}})

@@ -36,8 +36,8 @@ from models.whisper.checkpoint.convert_hf import convert_hf
 from models.whisper.checkpoint.convert_openai import convert_openai
 from models.whisper.checkpoint.ctranslate2_reader import Ct2Model
 from models.whisper.checkpoint.errors import CheckpointError
-from models.whisper.checkpoint.tokenizer_kinds import kind_for_n_vocab, tokenizer_path
 from models.whisper.checkpoint.pt_zip_reader import TorchZipCheckpoint
+from models.whisper.checkpoint.tokenizer_kinds import kind_for_n_vocab, tokenizer_path
 
 
 @dataclass(frozen=True)
@@ -167,8 +167,9 @@ def from_directories(dirs: list[str], description: str) -> Source:
         if len(pts) == 1:
             return Source("openai", description, [files[pts[0]]], None, None, where)
         if pts:
-            raise CheckpointError(f"{where}: {len(pts)} .pt files ({', '.join(pts[:3])}); point the checkpoint "
-                                  "variable at the one to use")
+            raise CheckpointError(
+                f"{where}: {len(pts)} .pt files ({', '.join(pts[:3])}); point the checkpoint variable at the one to use"
+            )
         raise CheckpointError(
             f"{where}: neither model.bin (CTranslate2) nor model.safetensors (Hugging Face) nor an openai-whisper "
             ".pt found; point the checkpoint variable at a directory with one of them"
@@ -251,7 +252,7 @@ def hub_snapshot(repo_id: str, log: Callable[[str], None], offline: bool = False
         try:
             info = huggingface_hub.HfApi().model_info(repo_id, timeout=min(10.0, HUB_PROBE_SECONDS))
             outcome["sha"] = info.sha
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001 (any failure means the Hub is unreachable: reported, then the cache)
             outcome["error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
 
     thread = threading.Thread(target=probe, daemon=True)
@@ -268,7 +269,7 @@ def hub_snapshot(repo_id: str, log: Callable[[str], None], offline: bool = False
         path = huggingface_hub.snapshot_download(
             repo_id, revision=outcome["sha"], allow_patterns=HUB_FILES, etag_timeout=10
         )
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:  # noqa: BLE001 (any failure of the download is reported as this source's failure)
         return None, f"download of {repo_id} failed ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
     return path, f"revision {outcome['sha']}"
 

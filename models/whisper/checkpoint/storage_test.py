@@ -48,8 +48,12 @@ def test_one_inexact_value_keeps_the_tensor_f32():
 
 def test_non_candidates_stay_f32():
     a = f16_values(np.random.default_rng(2), (6,))
-    for name in (LN, "model.encoder.conv1.weight", "model.decoder.layers.0.fc1.bias",
-                 "model.encoder.embed_positions.weight"):
+    for name in (
+        LN,
+        "model.encoder.conv1.weight",
+        "model.decoder.layers.0.fc1.bias",
+        "model.encoder.embed_positions.weight",
+    ):
         assert storage.stored(name, a)[0] == "f32", name
 
 

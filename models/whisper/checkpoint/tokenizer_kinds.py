@@ -40,8 +40,14 @@ from models.whisper.checkpoint.errors import CheckpointError
 
 N_TIMESTAMPS = 1501
 # The specials after the language tokens, in get_encoding's order.
-_TASK_SPECIALS = ("<|translate|>", "<|transcribe|>", "<|startoflm|>", "<|startofprev|>", "<|nospeech|>",
-                  "<|notimestamps|>")
+_TASK_SPECIALS = (
+    "<|translate|>",
+    "<|transcribe|>",
+    "<|startoflm|>",
+    "<|startofprev|>",
+    "<|nospeech|>",
+    "<|notimestamps|>",
+)
 # kind -> (openai-whisper rank file, vocabulary size of the model)
 KINDS = {
     "english": ("gpt2", 51864),
@@ -163,16 +169,25 @@ def derive(kind: str, package_dir: str) -> dict:
     by_rank = sorted(ranks.items(), key=lambda kv: kv[1])
     if sorted(t for t, _ in by_rank if len(t) == 1) != [bytes([b]) for b in range(256)]:
         raise CheckpointError(f"{ranks_path}: not every byte is a token; not a byte-level BPE vocabulary")
-    merges = [
-        " ".join(map(text, _last_merge(token, rank, ranks))) for token, rank in by_rank if len(token) > 1
+    merges = [" ".join(map(text, _last_merge(token, rank, ranks))) for token, rank in by_rank if len(token) > 1]
+    specials = [
+        "<|endoftext|>",
+        "<|startoftranscript|>",
+        *(f"<|{code}|>" for code in languages[:n_languages]),
+        *_TASK_SPECIALS,
     ]
-    specials = ["<|endoftext|>", "<|startoftranscript|>", *(f"<|{code}|>" for code in languages[:n_languages]),
-                *_TASK_SPECIALS]
     vocab = {text(token): rank for token, rank in by_rank}
     vocab[specials[0]] = len(ranks)  # as in the official files: <|endoftext|> is also in the BPE vocab
     added = [
-        {"id": len(ranks) + i, "content": s, "single_word": False, "lstrip": False, "rstrip": False,
-         "normalized": False, "special": True}
+        {
+            "id": len(ranks) + i,
+            "content": s,
+            "single_word": False,
+            "lstrip": False,
+            "rstrip": False,
+            "normalized": False,
+            "special": True,
+        }
         for i, s in enumerate(specials)
     ]
     return {

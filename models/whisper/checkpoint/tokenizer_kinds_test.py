@@ -63,8 +63,17 @@ def test_specials_and_text_equal_openai_whisper(kind):
     ours = WhisperTokenizer(path, cfg)
     theirs = get_tokenizer(**args)
     assert theirs.encoding.n_vocab == cfg["n_vocab"]
-    for key in ("eot", "sot", "sot_prev", "sot_lm", "no_timestamps", "no_speech", "transcribe", "translate",
-                "timestamp_begin"):
+    for key in (
+        "eot",
+        "sot",
+        "sot_prev",
+        "sot_lm",
+        "no_timestamps",
+        "no_speech",
+        "transcribe",
+        "translate",
+        "timestamp_begin",
+    ):
         assert cfg[key] == getattr(theirs, key), key
     assert cfg["language_ids"] == dict(zip(theirs.all_language_codes, theirs.all_language_tokens))
 

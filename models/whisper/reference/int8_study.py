@@ -1,6 +1,7 @@
 """How far a quantization scheme moves Whisper from its float32 self, measured two ways on the
-shared LibriSpeech clips: the WER gap (greedy decoding, what the old WER gate measured) and, with far less chance in it, the decoder's next-token distribution teacher-forced on
-float32's own tokens (top-1 agreement and KL divergence per token).
+shared LibriSpeech clips: the WER gap (greedy decoding, what the old WER gate measured) and,
+with far less chance in it, the decoder's next-token distribution teacher-forced on float32's
+own tokens (top-1 agreement and KL divergence per token).
 
     ./bazelw run //models/whisper/reference:int8_study -- --model tiny
     ./bazelw run //models/whisper/reference:int8_study -- --model base --schemes int8,int8-act-g32 --clips 10
@@ -37,7 +38,7 @@ Group = Union[None, str, int]  # None: float32; "row": one scale per row; "bf16"
 
 
 class Scheme(NamedTuple):
-    weights: Group      # the Linear weights and the token table, along K (the input axis)
+    weights: Group  # the Linear weights and the token table, along K (the input axis)
     activations: Group  # every Linear's input and the logits' input, along K
     float_logits: bool = False  # the token table (lookup and logits) left float32
     logits_input: Group = "same"  # the logits' input quantized as this ("same": as `activations`)
@@ -110,8 +111,9 @@ def quantized(model: "whisper.model.Whisper", scheme: Scheme) -> None:
     table = model.decoder.token_embedding.weight.detach()
     if not scheme.float_logits:
         table = fake_quantize(table, scheme.weights)
-    logits_group = (None if scheme.float_logits
-                    else scheme.activations if scheme.logits_input == "same" else scheme.logits_input)
+    logits_group = (
+        None if scheme.float_logits else scheme.activations if scheme.logits_input == "same" else scheme.logits_input
+    )
     model.decoder.forward = functools.partial(_decoder, model.decoder, table=table, group=logits_group)
 
 
@@ -123,7 +125,7 @@ def _decoder(decoder, tokens, audio_features, kv_cache=None, table=None, group=N
     """TextDecoder's computation with the token table (lookup and tied logits) and the logits'
     input as the scheme stores and quantizes them."""
     offset = next(iter(kv_cache.values())).shape[1] if kv_cache else 0
-    x = F.embedding(tokens, table) + decoder.positional_embedding[offset:offset + tokens.shape[-1]]
+    x = F.embedding(tokens, table) + decoder.positional_embedding[offset : offset + tokens.shape[-1]]
     for block in decoder.blocks:
         x = block(x, audio_features, mask=decoder.mask, kv_cache=kv_cache)
     return (fake_quantize(decoder.ln(x), group) @ table.T).float()
@@ -177,12 +179,13 @@ def main(argv):
         sys.exit(f"--schemes: {', '.join(unknown)} unknown; choose from {', '.join(SCHEMES)}")
     torch.set_num_threads(FLAGS.threads)
     rows = audio_manifest.rows(runfiles.locate("test_audio", "librispeech"))
-    rows = rows[:FLAGS.clips] if FLAGS.clips else rows
+    rows = rows[: FLAGS.clips] if FLAGS.clips else rows
     model = load_openai_whisper(runfiles_checkpoint_dir(FLAGS.model), verify=False)
     mels = [log_mel(model, read_audio_16k(r["path"])) for r in rows]
     references = [r["transcript"] for r in rows]
-    tokenizer = whisper.tokenizer.get_tokenizer(model.is_multilingual, num_languages=model.num_languages,
-                                                language="en", task="transcribe")
+    tokenizer = whisper.tokenizer.get_tokenizer(
+        model.is_multilingual, num_languages=model.num_languages, language="en", task="transcribe"
+    )
     prompt = list(tokenizer.sot_sequence)
 
     t0 = time.perf_counter()
@@ -190,17 +193,22 @@ def main(argv):
     sequences = [prompt + t + [tokenizer.eot] for t in tokens]
     base_logits = next_token_logits(model, base, sequences)
     base_wer, words = corpus_wer(base.texts, references)
-    print(f"{FLAGS.model}: {len(rows)} LibriSpeech clips, {words} reference words, "
-          f"{sum(len(t) + 1 for t in tokens)} float32 tokens; float32 WER {base_wer:.2f}% "
-          f"({time.perf_counter() - t0:.0f} s)")
+    print(
+        f"{FLAGS.model}: {len(rows)} LibriSpeech clips, {words} reference words, "
+        f"{sum(len(t) + 1 for t in tokens)} float32 tokens; float32 WER {base_wer:.2f}% "
+        f"({time.perf_counter() - t0:.0f} s)"
+    )
     print(f"{'scheme':20s} {'WER %':>7s} {'gap':>6s} {'top-1 agree %':>14s} {'disagree':>9s} {'KL/token':>10s}")
     for name in FLAGS.schemes:
         quantized(model, SCHEMES[name])
         run, _ = transcribe(model, mels)
         n, disagree, kl = compare(base_logits, next_token_logits(model, run, sequences), len(prompt) - 1)
         wer, _ = corpus_wer(run.texts, references)
-        print(f"{name:20s} {wer:7.2f} {wer - base_wer:+6.2f} {100.0 * (n - disagree) / n:14.2f} {disagree:9d} "
-              f"{kl / n:10.2e}", flush=True)
+        print(
+            f"{name:20s} {wer:7.2f} {wer - base_wer:+6.2f} {100.0 * (n - disagree) / n:14.2f} {disagree:9d} "
+            f"{kl / n:10.2e}",
+            flush=True,
+        )
         _float32(model)
 
 

@@ -8,7 +8,13 @@ from runtime import runfiles
 
 
 def study(*args) -> subprocess.CompletedProcess:
-    cmd = [runfiles.locate("ckw", "models/whisper/reference/int8_study"), "--model=tiny", "--clips=3", "--threads=1", *args]
+    cmd = [
+        runfiles.locate("ckw", "models/whisper/reference/int8_study"),
+        "--model=tiny",
+        "--clips=3",
+        "--threads=1",
+        *args,
+    ]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
 
 
@@ -38,5 +44,8 @@ def test_int8_moves_the_next_token_distribution_more_than_bf16(rows):
 def test_unknown_scheme_is_one_line():
     result = study("--schemes=int4")
     assert result.returncode != 0
-    assert result.stderr.strip().splitlines()[-1] == "--schemes: int4 unknown; choose from " \
-        "float32, int8, int8-f32-logits, int8-f32-logits-input, int8-logits-input-g32, int8-weights-only, int8-mse-scales, int8-mse-weights-only, int8-act-only, int8-act-g64, int8-act-g32, int8-g32, bf16"
+    assert (
+        result.stderr.strip().splitlines()[-1] == "--schemes: int4 unknown; choose from "
+        "float32, int8, int8-f32-logits, int8-f32-logits-input, int8-logits-input-g32, int8-weights-only, "
+        "int8-mse-scales, int8-mse-weights-only, int8-act-only, int8-act-g64, int8-act-g32, int8-g32, bf16"
+    )

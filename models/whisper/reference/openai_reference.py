@@ -55,7 +55,7 @@ def padded_log_mel(m: "whisper.model.Whisper", audio: np.ndarray) -> torch.Tenso
 
 def first_window(m: "whisper.model.Whisper", audio: np.ndarray) -> torch.Tensor:
     """The first 30 s window of the padded log-mel, [n_mels, 3000]: transcribe()'s first window."""
-    return padded_log_mel(m, audio)[:, :whisper.audio.N_FRAMES]
+    return padded_log_mel(m, audio)[:, : whisper.audio.N_FRAMES]
 
 
 def decode_window(variant: str, audio: np.ndarray, **options):
@@ -107,6 +107,12 @@ def timed_transcribe(variant: str, audio: np.ndarray, threads: int, **options):
 
 def decoding_result_json(result) -> dict:
     """A DecodingResult's fields as JSON values (all but the audio features)."""
-    return {"language": result.language, "tokens": list(result.tokens), "text": result.text,
-            "avg_logprob": result.avg_logprob, "no_speech_prob": result.no_speech_prob,
-            "temperature": result.temperature, "compression_ratio": result.compression_ratio}
+    return {
+        "language": result.language,
+        "tokens": list(result.tokens),
+        "text": result.text,
+        "avg_logprob": result.avg_logprob,
+        "no_speech_prob": result.no_speech_prob,
+        "temperature": result.temperature,
+        "compression_ratio": result.compression_ratio,
+    }

@@ -43,7 +43,7 @@ def test_incremental_logits_equal_a_full_forward_pass():
     dec.set_encoder_memory(memory)
     steps = [dec.prefill(prefix)[0]] + [dec.decode(t) for t in text]
     assert dec.position == len(prefix) + len(text)
-    reference = full_logits(model, prefix + text, memory)[len(prefix) - 1:]
+    reference = full_logits(model, prefix + text, memory)[len(prefix) - 1 :]
     got = np.stack(steps)
     assert got.dtype == np.float32 and got.shape == (len(text) + 1, model.dims.n_vocab)
     scale = np.abs(reference).max()
@@ -106,8 +106,9 @@ def test_new_memory_invalidates_the_sequence():
     with pytest.raises(TorchTextDecoderError, match="prefill"):
         dec.decode(tok.eot)
     changed = dec.prefill([tok.sot, tok.no_timestamps])[0]
-    np.testing.assert_allclose(changed, full_logits(model, [tok.sot, tok.no_timestamps], memory * 0.5)[-1],
-                               rtol=0, atol=1e-4)
+    np.testing.assert_allclose(
+        changed, full_logits(model, [tok.sot, tok.no_timestamps], memory * 0.5)[-1], rtol=0, atol=1e-4
+    )
 
 
 def test_misuse_fails_with_a_message():
@@ -131,8 +132,7 @@ def test_misuse_fails_with_a_message():
 
 def test_hooks_do_not_outlive_a_call():
     model, tok, memory, mel = setup()
-    options = whisper.DecodingOptions(fp16=False, temperature=0.0, without_timestamps=True, language="en",
-                                      sample_len=8)
+    options = whisper.DecodingOptions(fp16=False, temperature=0.0, without_timestamps=True, language="en", sample_len=8)
     before = whisper.decode(model, mel, options).tokens
     dec = TorchTextDecoder(model)
     dec.set_encoder_memory(memory)

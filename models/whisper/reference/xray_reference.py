@@ -180,8 +180,14 @@ LOGITS_EDGE = {"prefill": "prompt_logits.y", "decode": "logits.y"}
 ROW_PICK, ROW_PICK_SOURCE = "logit_rows.dst", "ln.y"
 
 
-def decoder_edges(model, tokens: Sequence[int], memory, first_row: int = 0,
-                  only: Optional[Iterable[str]] = None, phase: str = "prefill") -> Edges:
+def decoder_edges(
+    model,
+    tokens: Sequence[int],
+    memory,
+    first_row: int = 0,
+    only: Optional[Iterable[str]] = None,
+    phase: str = "prefill",
+) -> Edges:
     """Edges of `model.decoder` running `tokens` (positions 0..T-1) against encoder `memory`
     [n_audio_ctx, n_text_state], without a KV cache. `first_row` drops the token rows before it.
     `phase` names the vocabulary projection as that entry point reports it: a prefill asked for
@@ -217,8 +223,11 @@ def decoder_edges(model, tokens: Sequence[int], memory, first_row: int = 0,
         for kv in "kv":
             if f"{p}{kv}_proj.y" in edges and (rec._keep is None or rec._keep(f"{p}{kv}_cache.dst")):
                 edges[f"{p}{kv}_cache.dst"] = edges[f"{p}{kv}_proj.y"]
-        if f"{p}cross_q_proj.y" in edges and f"{p}cross_k_proj.y" in edges and \
-                (rec._keep is None or rec._keep(f"{p}cross_qk.s")):
+        if (
+            f"{p}cross_q_proj.y" in edges
+            and f"{p}cross_k_proj.y" in edges
+            and (rec._keep is None or rec._keep(f"{p}cross_qk.s"))
+        ):
             edges[f"{p}cross_qk.s"] = _attention_logits(edges[f"{p}cross_q_proj.y"], edges[f"{p}cross_k_proj.y"], heads)
     if pick and ROW_PICK_SOURCE in edges and (rec._keep is None or rec._keep(ROW_PICK)):
         edges[ROW_PICK] = edges[ROW_PICK_SOURCE]

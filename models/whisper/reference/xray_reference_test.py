@@ -279,8 +279,9 @@ def test_each_op_of_the_circuit_reproduces_its_edge(variant, part):
     }
     heads = model.dims.n_audio_head if part == "encoder" else model.dims.n_text_head
     checked = []
-    for name, expected in interpret(circuit(part), edges, externals, ckpt.tensor, n_layers(model, part), heads,
-                                    FORWARD[part]):
+    for name, expected in interpret(
+        circuit(part), edges, externals, ckpt.tensor, n_layers(model, part), heads, FORWARD[part]
+    ):
         got = _t(edges[name])
         assert tuple(got.shape) == tuple(expected.shape), name
         scale = max(float(expected.abs().max()), 1.0)

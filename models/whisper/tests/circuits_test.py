@@ -19,12 +19,42 @@ DECODER = os.path.join(CIRCUITS, "audio_transformer_decoder.json")
 MAPS = [os.path.join(workspace_root(), "kernels")]
 
 DIMS = {
-    "small": dict(n_mels=4, n_audio_ctx=10, n_audio_state=8, n_audio_head=2, n_audio_layer=2, n_vocab=30,
-                  n_text_ctx=6, n_text_state=8, n_text_head=2, n_text_layer=2),
-    "tiny": dict(n_mels=80, n_audio_ctx=1500, n_audio_state=384, n_audio_head=6, n_audio_layer=4, n_vocab=51864,
-                 n_text_ctx=448, n_text_state=384, n_text_head=6, n_text_layer=4),
-    "base": dict(n_mels=80, n_audio_ctx=1500, n_audio_state=512, n_audio_head=8, n_audio_layer=6, n_vocab=51865,
-                 n_text_ctx=448, n_text_state=512, n_text_head=8, n_text_layer=6),
+    "small": dict(
+        n_mels=4,
+        n_audio_ctx=10,
+        n_audio_state=8,
+        n_audio_head=2,
+        n_audio_layer=2,
+        n_vocab=30,
+        n_text_ctx=6,
+        n_text_state=8,
+        n_text_head=2,
+        n_text_layer=2,
+    ),
+    "tiny": dict(
+        n_mels=80,
+        n_audio_ctx=1500,
+        n_audio_state=384,
+        n_audio_head=6,
+        n_audio_layer=4,
+        n_vocab=51864,
+        n_text_ctx=448,
+        n_text_state=384,
+        n_text_head=6,
+        n_text_layer=4,
+    ),
+    "base": dict(
+        n_mels=80,
+        n_audio_ctx=1500,
+        n_audio_state=512,
+        n_audio_head=8,
+        n_audio_layer=6,
+        n_vocab=51865,
+        n_text_ctx=448,
+        n_text_state=512,
+        n_text_head=8,
+        n_text_layer=6,
+    ),
 }
 
 
@@ -41,8 +71,10 @@ def model(request):
         else:
             write_manifest(tmp, [ENCODER, DECODER], config)
         manifest = os.path.join(tmp, "manifest.json")
-        results = {part: compile_circuit(path, MAPS, config, manifest, request.param)
-                   for part, path in (("encoder", ENCODER), ("decoder", DECODER))}
+        results = {
+            part: compile_circuit(path, MAPS, config, manifest, request.param)
+            for part, path in (("encoder", ENCODER), ("decoder", DECODER))
+        }
         yield request.param, DIMS[request.param], results
 
 
@@ -64,8 +96,9 @@ def test_cross_kv_projected_only_in_prefill_and_guarded(model):
     prefill, decode, _ = r["decoder"].plans
     guarded = [c for c in calls(prefill) if c["guarded_by_cross_kv_cache"]]
     assert len(guarded) == 4 * dims["n_text_layer"]  # k, v projections and their layout writes
-    assert all(".cross_k_proj" in c["node"] or ".cross_v_proj" in c["node"] or "state:cross_" in c["node"]
-               for c in guarded)
+    assert all(
+        ".cross_k_proj" in c["node"] or ".cross_v_proj" in c["node"] or "state:cross_" in c["node"] for c in guarded
+    )
     assert not any("cross_k_proj" in c["node"] or "cross_v_proj" in c["node"] for c in calls(decode))
     assert all(not c["guarded_by_cross_kv_cache"] for c in calls(decode))
 
@@ -100,8 +133,14 @@ def test_ir_geometry_facts(model):
     # A prefill projects only the prompt rows it is asked for onto the vocabulary (a long-form
     # prompt has ~200 rows; decoding needs one or two).
     assert args_of(prefill, "prompt_logits")["M"] == "n_logit_rows"
-    assert [p["name"] for p in prefill["params"]] == ["tokens", "logit_rows", "n_logit_rows", "n_tokens", "cross_qk",
-                                                      "prompt_logits"]
+    assert [p["name"] for p in prefill["params"]] == [
+        "tokens",
+        "logit_rows",
+        "n_logit_rows",
+        "n_tokens",
+        "cross_qk",
+        "prompt_logits",
+    ]
 
 
 def test_beams_share_cross_kv_and_run_every_gemm_once_per_step(model):
@@ -122,8 +161,11 @@ def test_beams_share_cross_kv_and_run_every_gemm_once_per_step(model):
         assert state[f"state:{name}"]["shape"][0] == max_beams
     for name in ("cross_k", "cross_v"):
         assert state[f"state:{name}"]["instances"] == {"layer": dims["n_text_layer"]}
-        assert state[f"state:{name}"]["shape"] == [dims["n_text_head"], dims["n_audio_ctx"],
-                                                   dims["n_text_state"] // dims["n_text_head"]]
+        assert state[f"state:{name}"]["shape"] == [
+            dims["n_text_head"],
+            dims["n_audio_ctx"],
+            dims["n_text_state"] // dims["n_text_head"],
+        ]
     assert {c["kernel"] for c in reorder["calls"]} == {"ckw_f32_reorder_batches"}
     assert len(reorder["calls"]) == 2 * dims["n_text_layer"]
     assert [p["name"] for p in reorder["params"]] == ["beam_indices", "n_beams"]

@@ -76,8 +76,13 @@ def test_cross_attention_panel(tiny):
     assert "rejected: port 'k' reads f16, but state cross_k is f32" in why.pop("ckw_f16kv_attention")
     assert all("rejected: provides '" in text for text in why.values()), why
     call = tiny.find_element(By.ID, "panel-call").text
-    ir_call = next(c for p in outputs("tiny_decoder", "ir.json")["phases"] if p["phase"] == "decode"
-                   for c in p["calls"] if c["node"] == CROSS_ATTN)
+    ir_call = next(
+        c
+        for p in outputs("tiny_decoder", "ir.json")["phases"]
+        if p["phase"] == "decode"
+        for c in p["calls"]
+        if c["node"] == CROSS_ATTN
+    )
     assert call.startswith("ckw_f32_attention(")
     assert all(f"{a['c']}" in call and a["source"] in call for a in ir_call["args"])
     declared = explain["kernels"]["ckw_f32_attention"]["parallel"]
@@ -112,7 +117,9 @@ def test_search_finds_the_cross_kv_converters(tiny):
     box.clear()
     box.send_keys("<-head_major")  # the converters into state, by name
     layers = outputs("tiny_decoder", "ir.json")["dims"]["n_text_layer"]
-    WebDriverWait(tiny, WAIT_S).until(lambda d: d.find_element(By.ID, "search-count").text.startswith(f"{2 * layers} match"))
+    WebDriverWait(tiny, WAIT_S).until(
+        lambda d: d.find_element(By.ID, "search-count").text.startswith(f"{2 * layers} match")
+    )
     names = [li.get_attribute("data-node") for li in tiny.find_elements(By.CSS_SELECTOR, "#search-results li")]
     assert CONVERTER in names
     box.send_keys(Keys.ESCAPE)
@@ -137,19 +144,49 @@ def test_screenshot_is_not_blank(tiny):
 
 def test_xray_rows_colour_their_edges(driver, tmp_path):
     """The X-ray parity test's JSON format, drawn: a row within the bounds and one over them."""
-    rows = {"variant": "tiny", "bounds": {"max_rel": 1e-3, "rmse_rel": 2e-4}, "rows": [
-        {"part": "decoder", "phase": "decode", "edge": f"{CROSS_ATTN}.o", "max_abs": 1e-6, "max_rel": 2e-6,
-         "rmse": 1e-7, "rmse_rel": 1e-6, "error": ""},
-        {"part": "decoder", "phase": "decode", "edge": "blocks.1.fc1.y", "max_abs": 0.5, "max_rel": 2e-2,
-         "rmse": 0.1, "rmse_rel": 1e-2, "error": "max_rel 2.00e-02 > 1e-03"},
-        {"part": "decoder", "phase": "prefill", "edge": f"{CONVERTER}.dst", "max_abs": 2e-6, "max_rel": 3e-6,
-         "rmse": 1e-7, "rmse_rel": 1e-6, "error": ""},
-        {"part": "encoder", "phase": "run", "edge": "conv1.y", "max_abs": 1e-6, "max_rel": 1e-6},
-    ]}
+    rows = {
+        "variant": "tiny",
+        "bounds": {"max_rel": 1e-3, "rmse_rel": 2e-4},
+        "rows": [
+            {
+                "part": "decoder",
+                "phase": "decode",
+                "edge": f"{CROSS_ATTN}.o",
+                "max_abs": 1e-6,
+                "max_rel": 2e-6,
+                "rmse": 1e-7,
+                "rmse_rel": 1e-6,
+                "error": "",
+            },
+            {
+                "part": "decoder",
+                "phase": "decode",
+                "edge": "blocks.1.fc1.y",
+                "max_abs": 0.5,
+                "max_rel": 2e-2,
+                "rmse": 0.1,
+                "rmse_rel": 1e-2,
+                "error": "max_rel 2.00e-02 > 1e-03",
+            },
+            {
+                "part": "decoder",
+                "phase": "prefill",
+                "edge": f"{CONVERTER}.dst",
+                "max_abs": 2e-6,
+                "max_rel": 3e-6,
+                "rmse": 1e-7,
+                "rmse_rel": 1e-6,
+                "error": "",
+            },
+            {"part": "encoder", "phase": "run", "edge": "conv1.y", "max_abs": 1e-6, "max_rel": 1e-6},
+        ],
+    }
     (tmp_path / "xray_tiny.json").write_text(json.dumps(rows))
     page = str(tmp_path / "tiny_decoder_xray.html")
-    assert main.main(["--outputs", f"{HERE}/tiny_decoder_c", "--xray", str(tmp_path / "xray_tiny.json"),
-                      "--out", page]) == 0
+    assert (
+        main.main(["--outputs", f"{HERE}/tiny_decoder_c", "--xray", str(tmp_path / "xray_tiny.json"), "--out", page])
+        == 0
+    )
     load(driver, page)
     good = driver.find_elements(By.CSS_SELECTOR, "#graph-decode g.edge.xray-good")
     over = driver.find_elements(By.CSS_SELECTOR, "#graph-decode g.edge.xray-over")
@@ -159,8 +196,9 @@ def test_xray_rows_colour_their_edges(driver, tmp_path):
     assert hover.endswith("X-ray blocks.1.fc1.y: max_rel 2.00e-2, rmse_rel 1.00e-2 (OVER)")
     driver.find_element(By.CSS_SELECTOR, "#view-tabs button[data-view=xray]").click()
     into_state = driver.find_elements(By.CSS_SELECTOR, "#graph-prefill g.edge.xray-good")
-    assert any(e.get_attribute("id") == f"edge/prefill/state:cross_k[0]: {CONVERTER} -> state:cross_k[0]"
-               for e in into_state), "the converter's edge into its state cylinder is not coloured"
+    assert any(
+        e.get_attribute("id") == f"edge/prefill/state:cross_k[0]: {CONVERTER} -> state:cross_k[0]" for e in into_state
+    ), "the converter's edge into its state cylinder is not coloured"
     table = driver.find_elements(By.CSS_SELECTOR, "#xray-table tbody tr")
     assert len(table) == 3  # the decoder's rows only
     assert any(f"{CONVERTER}.dst" in r.text for r in table)
@@ -197,8 +235,7 @@ def drawn_ids(library: str) -> dict[str, list[str]]:
         phase = p["phase"]
         calls = [c["node"] for c in p["calls"]]
         holders = sorted({end for e in edges[phase] for end in (e["from"], e["to"])} - set(calls))
-        ids[phase] = ([f"node/{phase}/{n}" for n in calls + holders] +
-                      [f"edge/{phase}/{e['id']}" for e in edges[phase]])
+        ids[phase] = [f"node/{phase}/{n}" for n in calls + holders] + [f"edge/{phase}/{e['id']}" for e in edges[phase]]
     return ids
 
 
@@ -210,11 +247,15 @@ def test_every_node_and_edge_is_drawn(driver, library):
     for phase, want in ids.items():
         drawn = driver.execute_script(
             "const g = document.getElementById('graph-' + arguments[0]);"
-            "return Array.from(g.querySelectorAll('g.node, g.edge'), (e) => e.id);", phase)
+            "return Array.from(g.querySelectorAll('g.node, g.edge'), (e) => e.id);",
+            phase,
+        )
         missing = [i for i in want if i not in set(drawn)]
         assert not missing, f"{library} {phase}: {len(missing)} of {len(want)} not drawn, first: {missing[:5]}"
-        counts.append(f"{phase} {sum(i.startswith('node/') for i in want)} nodes, "
-                      f"{sum(i.startswith('edge/') for i in want)} edges")
+        counts.append(
+            f"{phase} {sum(i.startswith('node/') for i in want)} nodes, "
+            f"{sum(i.startswith('edge/') for i in want)} edges"
+        )
     print(f"\n{library}: {'; '.join(counts)} (all drawn)", file=sys.stderr)
     if library.endswith("decoder"):  # the converters into cross-K/V state are among them
         converters = [i for i in ids["prefill"] if i.startswith("node/prefill/state:cross_") and "<-" in i]

@@ -21,7 +21,9 @@ def lib_path(variant, part):
 class LibrariesTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.libs = {(v, p): abi.Library.for_model(lib_path(v, p), v, p) for v in VARIANTS for p in ("encoder", "decoder")}
+        cls.libs = {
+            (v, p): abi.Library.for_model(lib_path(v, p), v, p) for v in VARIANTS for p in ("encoder", "decoder")
+        }
 
     def handle(self, variant, part):
         rc, h = self.libs[(variant, part)].create(ARGS[f"{variant}_weights"])
@@ -30,9 +32,10 @@ class LibrariesTest(unittest.TestCase):
         return h
 
     def test_only_prefixed_symbols_are_exported(self):
-        for (v, p) in self.libs:
-            out = subprocess.run(["nm", "-D", "--defined-only", lib_path(v, p)], check=True, capture_output=True,
-                                 text=True).stdout
+        for v, p in self.libs:
+            out = subprocess.run(
+                ["nm", "-D", "--defined-only", lib_path(v, p)], check=True, capture_output=True, text=True
+            ).stdout
             names = [line.split()[-1] for line in out.splitlines() if line.strip()]
             self.assertTrue(names)
             self.assertEqual([n for n in names if not n.startswith(f"ckw_{v}_{p}_")], [], f"{v}_{p}")
@@ -62,8 +65,11 @@ class LibrariesTest(unittest.TestCase):
             self.assertEqual(dec.call("set_encoder_memory", dh, memory), abi.OK)
             tokens = np.array([vocab - 1000, 10, 20], np.int32)
             last = np.array([2], np.int32)
-            self.assertEqual(dec.call("prefill", dh, tokens, np.array([3], np.int32), 1, 3, None, logits),
-                             abi.E_KERNEL, "a logits row past the prompt is refused")
+            self.assertEqual(
+                dec.call("prefill", dh, tokens, np.array([3], np.int32), 1, 3, None, logits),
+                abi.E_KERNEL,
+                "a logits row past the prompt is refused",
+            )
             self.assertIn("outside", dec.call("last_error", dh).decode())
             self.assertEqual(dec.call("prefill", dh, tokens, last, 1, 3, None, logits), abi.OK)
             for t in (30, 40):

@@ -71,19 +71,37 @@ class Paged:
         logits = np.empty((1, self.vocab), np.float32)
 
         def call(pos, table):
-            self.h.call_named("prefill", seq_pos=int(pos[0]), tokens=tokens, block_table=table, seq_entry=entry,
-                              logit_rows=rows, n_logit_rows=1, n_tokens=tokens.size, cross_qk=None,
-                              prompt_logits=logits)
+            self.h.call_named(
+                "prefill",
+                seq_pos=int(pos[0]),
+                tokens=tokens,
+                block_table=table,
+                seq_entry=entry,
+                logit_rows=rows,
+                n_logit_rows=1,
+                n_tokens=tokens.size,
+                cross_qk=None,
+                prompt_logits=logits,
+            )
             return logits[0].copy()
+
         return self.append([seq], tokens.size, call)
 
     def decode(self, seqs, entries, tokens):
         logits = np.full((len(seqs), self.vocab), np.nan, np.float32)
 
         def call(pos, table):
-            self.h.call_named("decode", seq_pos=pos, tokens=np.asarray(tokens, np.int32), block_table=table,
-                              seq_entry=np.asarray(entries, np.int32).reshape(-1, 1), n_seqs=len(seqs), logits=logits)
+            self.h.call_named(
+                "decode",
+                seq_pos=pos,
+                tokens=np.asarray(tokens, np.int32),
+                block_table=table,
+                seq_entry=np.asarray(entries, np.int32).reshape(-1, 1),
+                n_seqs=len(seqs),
+                logits=logits,
+            )
             return logits
+
         return self.append(seqs, 1, call)
 
 
@@ -149,8 +167,8 @@ class PagedDecoderTest(unittest.TestCase):
         logits = p.decode(beams, [0] * 5, self.streams[2][:5])
         scores = np.array(logits, copy=True)
         scores[1, ::7] = -np.inf  # a suppress list
-        scores[2, self.vocab // 2:] = -np.inf  # text only
-        scores[3, :self.vocab - 10] = -np.inf  # ten tokens left
+        scores[2, self.vocab // 2 :] = -np.inf  # text only
+        scores[3, : self.vocab - 10] = -np.inf  # ten tokens left
         for k in (1, 6, 9):
             tokens, logprobs = np.empty((5, k), np.int32), np.empty((5, k), np.float32)
             p.h.call_named("rank", scores=scores, n_seqs=5, n_top=k, top_tokens=tokens, top_logprobs=logprobs)
@@ -178,7 +196,7 @@ class PagedDecoderTest(unittest.TestCase):
             steps[r] = 0
         for order in schedule:
             if order is None:
-                order = [int(r) for r in rng.permutation(3)[:rng.integers(1, 4)]]
+                order = [int(r) for r in rng.permutation(3)[: rng.integers(1, 4)]]
             rows, entries, tokens, who = [], [], [], []
             for r in order:
                 if steps[r] == 2 and len(seqs[r]) < self.BEAMS[r]:
@@ -258,14 +276,25 @@ class PagedDecoderTest(unittest.TestCase):
             q.prefill(q.seq, 0, self.prompts[2])
         pos, table = p.pool.tables([p.seq])
         logits = np.full((1, self.vocab), np.nan, np.float32)
-        bad = [("a position past the context", dict(seq_pos=np.array([448], np.int32)), abi.E_CONTEXT_FULL),
-               ("a negative position", dict(seq_pos=np.array([-1], np.int32)), abi.E_CONTEXT_FULL),
-               ("a block id outside the pool", dict(block_table=np.where(table == table[0, 0], 2048, table)),
-                abi.E_ARGUMENT),
-               ("an entry out of range", dict(seq_entry=np.array([[-1]], np.int32)), abi.E_ARGUMENT)]
+        bad = [
+            ("a position past the context", dict(seq_pos=np.array([448], np.int32)), abi.E_CONTEXT_FULL),
+            ("a negative position", dict(seq_pos=np.array([-1], np.int32)), abi.E_CONTEXT_FULL),
+            (
+                "a block id outside the pool",
+                dict(block_table=np.where(table == table[0, 0], 2048, table)),
+                abi.E_ARGUMENT,
+            ),
+            ("an entry out of range", dict(seq_entry=np.array([[-1]], np.int32)), abi.E_ARGUMENT),
+        ]
         for what, change, code in bad:
-            args = dict(seq_pos=pos, tokens=np.array([3], np.int32), block_table=table,
-                        seq_entry=np.array([[0]], np.int32), n_seqs=1, logits=logits)
+            args = dict(
+                seq_pos=pos,
+                tokens=np.array([3], np.int32),
+                block_table=table,
+                seq_entry=np.array([[0]], np.int32),
+                n_seqs=1,
+                logits=logits,
+            )
             args.update(change)
             with self.assertRaises(abi.AbiError, msg=what) as e:
                 p.h.call_named("decode", **args)

@@ -72,8 +72,9 @@ class ParityTest(unittest.TestCase):
 
     def reference_logits(self, tokens):
         with self.torch.no_grad():
-            return self.ref.decoder(self.torch.from_numpy(np.asarray(tokens, np.int64)[None]),
-                                    self.torch.from_numpy(self.ref_memory[None]))[0].numpy()
+            return self.ref.decoder(
+                self.torch.from_numpy(np.asarray(tokens, np.int64)[None]), self.torch.from_numpy(self.ref_memory[None])
+            )[0].numpy()
 
     def decoder(self):
         h = self.handle(self.dec)
@@ -114,7 +115,7 @@ class ParityTest(unittest.TestCase):
         step = np.zeros((1, full.shape[1]), np.float32)
         worst = 0.0
         for i in range(2, len(tokens)):
-            self.assertEqual(self.dec.call("decode", h, tokens[i:i + 1], 1, step), abi.OK)
+            self.assertEqual(self.dec.call("decode", h, tokens[i : i + 1], 1, step), abi.OK)
             worst = max(worst, rel_err(step[0], ref[i]))
         print(f"decode step logits relative max error {worst:.2e}", file=sys.stderr)
         self.assertLess(worst, LOGITS_REL)
@@ -126,8 +127,9 @@ class ParityTest(unittest.TestCase):
         step = np.zeros((1, self.dec.dim("n_vocab")), np.float32)
         rows = np.array([len(prompt) - 1], np.int32)
         tokens = list(prompt)
-        self.assertEqual(self.dec.call("prefill", h, np.array(prompt, np.int32), rows, 1, len(prompt), None, step),
-                         abi.OK)
+        self.assertEqual(
+            self.dec.call("prefill", h, np.array(prompt, np.int32), rows, 1, len(prompt), None, step), abi.OK
+        )
         compared = 0
         for _ in range(GREEDY_STEPS):
             ref = self.reference_logits(tokens)[-1]
@@ -138,8 +140,10 @@ class ParityTest(unittest.TestCase):
                 compared += 1
             tokens.append(int(np.argmax(ref)))  # both sides follow the reference's pick
             self.assertEqual(self.dec.call("decode", h, np.array(tokens[-1:], np.int32), 1, step), abi.OK)
-        print(f"greedy: {compared} of {GREEDY_STEPS} picks compared (the rest near-ties): {tokens[len(prompt):]}",
-              file=sys.stderr)
+        print(
+            f"greedy: {compared} of {GREEDY_STEPS} picks compared (the rest near-ties): {tokens[len(prompt) :]}",
+            file=sys.stderr,
+        )
         self.assertGreater(compared, GREEDY_STEPS // 2)
 
 

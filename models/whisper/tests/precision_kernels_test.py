@@ -47,19 +47,36 @@ class PrecisionKernelsTest(unittest.TestCase):
         for precision, (self_attn, cross, store) in want.items():
             got = kernels(precision, "decoder", ("self_attn", "cross_attn", "cross_qk"))
             # self-attention runs each beam on its own cache (attention_batched)
-            self.assertEqual(got, {"self_attn": {self_attn}, "cross_attn": {cross + "_attention"},
-                                   "cross_qk": {cross + "_attention_scores"}}, precision)
+            self.assertEqual(
+                got,
+                {
+                    "self_attn": {self_attn},
+                    "cross_attn": {cross + "_attention"},
+                    "cross_qk": {cross + "_attention_scores"},
+                },
+                precision,
+            )
             stores = kernels(precision, "decoder", STORES)
             self.assertEqual(stores, {name: {store} for name in STORES}, precision)
 
     def test_paged_decoder_cross_attention_per_build(self):
-        for precision, cross, store in (("fp32", "ckw_f32", "ckw_f32_token_to_paged"),
-                                        ("bf16", "ckw_f16kv", "ckw_f16_token_to_paged"),
-                                        ("int8", "ckw_f32", "ckw_f32_token_to_paged")):
+        for precision, cross, store in (
+            ("fp32", "ckw_f32", "ckw_f32_token_to_paged"),
+            ("bf16", "ckw_f16kv", "ckw_f16_token_to_paged"),
+            ("int8", "ckw_f32", "ckw_f32_token_to_paged"),
+        ):
             got = kernels(precision, "decoder_paged", ("cross_attn", "cross_qk", "cross_k_store", "cross_v_store"))
-            self.assertEqual(got, {"cross_attn": {cross + "_attention_paged"},
-                                   "cross_qk": {cross + "_attention_scores_paged"},
-                                   "cross_k_store": {store}, "cross_v_store": {store}}, precision)
+            self.assertEqual(
+                got,
+                {
+                    "cross_attn": {cross + "_attention_paged"},
+                    "cross_qk": {cross + "_attention_scores_paged"},
+                    "cross_k_store": {store},
+                    "cross_v_store": {store},
+                },
+                precision,
+            )
+
 
 if __name__ == "__main__":
     unittest.main(argv=sys.argv[:1])

@@ -59,7 +59,9 @@ def seeds() -> dict:
         "zero_rate.wav": wb.riff(wb.fmt_chunk(wb.PCM, 1, 0, 16), wb.chunk(b"data", bytes(16))),
         "bits7.wav": wb.riff(wb.fmt_chunk(wb.PCM, 1, RATE, 7, 1), wb.chunk(b"data", bytes(16))),
         "no_fmt.wav": wb.riff(wb.chunk(b"data", bytes(16))),
-        "two_data.wav": wb.riff(wb.fmt_chunk(wb.PCM, 1, RATE, 16), wb.chunk(b"data", bytes(4)), wb.chunk(b"data", bytes(4))),
+        "two_data.wav": wb.riff(
+            wb.fmt_chunk(wb.PCM, 1, RATE, 16), wb.chunk(b"data", bytes(4)), wb.chunk(b"data", bytes(4))
+        ),
         "rifx.wav": b"RIFX" + canonical[4:],
         "not_riff.bin": b"fLaC" + bytes(60),
         "riff_size_zero.wav": canonical[:4] + bytes(4) + canonical[8:],

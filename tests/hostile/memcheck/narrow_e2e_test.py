@@ -12,11 +12,17 @@ from runtime import runfiles
 
 def tokens(variant: str, threads: int) -> list[int]:
     here = "tests/hostile/memcheck"
-    proc = subprocess.run([runfiles.locate("ckw", f"{here}/{variant}_e2e"),
-                           runfiles.locate("ckw", f"{here}/{variant}_checkpoint/weights.bin"),
-                           runfiles.locate("test_audio", "jfk.wav")],
-                          capture_output=True, text=True, check=False,
-                          env={**os.environ, "CKW_NUM_THREADS": str(threads)})
+    proc = subprocess.run(
+        [
+            runfiles.locate("ckw", f"{here}/{variant}_e2e"),
+            runfiles.locate("ckw", f"{here}/{variant}_checkpoint/weights.bin"),
+            runfiles.locate("test_audio", "jfk.wav"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "CKW_NUM_THREADS": str(threads)},
+    )
     assert proc.returncode == 0, proc.stderr
     return [int(t) for t in proc.stdout.split()]
 

@@ -40,8 +40,9 @@ def main() -> None:
     args = parser.parse_args()
     os.makedirs(args.out_dir, exist_ok=True)
     shapes = weight_shapes(args.circuit, args.config)
-    entries, nbytes, weights_sha = pack.write_weights(tensors(shapes, args.seed),
-                                                      os.path.join(args.out_dir, "weights.bin"))
+    entries, nbytes, weights_sha = pack.write_weights(
+        tensors(shapes, args.seed), os.path.join(args.out_dir, "weights.bin")
+    )
     manifest = pack.manifest_for(entries, nbytes, weights_sha, args.variant)
     with open(args.config, encoding="utf-8") as f:
         config = dict(json.load(f), variant=args.variant, manifest_sha256=manifest["manifest_sha256"])

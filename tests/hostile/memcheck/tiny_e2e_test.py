@@ -12,8 +12,12 @@ from runtime.tokenizer import WhisperTokenizer
 def test_tiny_e2e_transcribes_jfk():
     weights = runfiles.locate("whisper_tiny", "weights.bin")
     checkpoint = os.path.dirname(weights)
-    proc = subprocess.run([runfiles.locate("ckw", "tests/hostile/memcheck/tiny_e2e"), weights,
-                           runfiles.locate("test_audio", "jfk.wav")], capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [runfiles.locate("ckw", "tests/hostile/memcheck/tiny_e2e"), weights, runfiles.locate("test_audio", "jfk.wav")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     tokens = [int(t) for t in proc.stdout.split()]
     with open(os.path.join(checkpoint, "model_config.json"), encoding="utf-8") as f:

@@ -16,10 +16,22 @@ _GROUP = re.compile(r"^([A-Za-z_][\w]*\.\d+)\.")
 DOT_TIMEOUT_S = 300
 
 # Fill colours by what a node is; the page's legend repeats them (explorer.css).
-_FILL = {"op": "#e8f0fe", "converter": "#fff1d6", "self_kv": "#e3f5e8", "cross_kv": "#fde7e4", "setter": "#f1e6fb",
-         "state": "#e3f5e8", "argument": "#eeeeee", "output": "#eeeeee"}
-_EDGE_STYLE = {"arena": 'color="#5f6368"', "state": 'color="#8430ce", penwidth=1.6',
-               "external": 'color="#1a73e8", style=dashed', "weights": 'color="#999999"'}
+_FILL = {
+    "op": "#e8f0fe",
+    "converter": "#fff1d6",
+    "self_kv": "#e3f5e8",
+    "cross_kv": "#fde7e4",
+    "setter": "#f1e6fb",
+    "state": "#e3f5e8",
+    "argument": "#eeeeee",
+    "output": "#eeeeee",
+}
+_EDGE_STYLE = {
+    "arena": 'color="#5f6368"',
+    "state": 'color="#8430ce", penwidth=1.6',
+    "external": 'color="#1a73e8", style=dashed',
+    "weights": 'color="#999999"',
+}
 
 
 def quote(*lines: str) -> str:
@@ -71,7 +83,7 @@ def _clusters(phase: dict, holders: dict[str, dict]) -> dict[str, str | None]:
 
 
 def _short(name: str, group: str | None) -> str:
-    return name[len(group) + 1:] if group and name.startswith(group + ".") else name
+    return name[len(group) + 1 :] if group and name.startswith(group + ".") else name
 
 
 def _value_label(v: dict) -> tuple:
@@ -85,8 +97,10 @@ def _node_stmt(phase: str, n: dict, group: str | None, failing_op: str | None) -
     kernel = n["kernel"] or "(no kernel)"
     label = quote(_short(n["name"], group), kernel)
     color = ', color="#d93025", penwidth=3' if n["name"] == failing_op else ""
-    return (f"{quote(n['name'])} [id={quote(node_id(phase, n['name']))}, class={quote(' '.join(classes))}, "
-            f"label={label}, style={quote(style)}, fillcolor={quote(_FILL[n['kind']])}{color}];")
+    return (
+        f"{quote(n['name'])} [id={quote(node_id(phase, n['name']))}, class={quote(' '.join(classes))}, "
+        f"label={label}, style={quote(style)}, fillcolor={quote(_FILL[n['kind']])}{color}];"
+    )
 
 
 def _holder_stmt(phase: str, name: str, h: dict, values: dict[str, dict]) -> str:
@@ -98,15 +112,19 @@ def _holder_stmt(phase: str, name: str, h: dict, values: dict[str, dict]) -> str
         classes = f"holder state {kind}"
     else:
         kind, shape, classes = "argument", "house", "holder argument"
-    return (f"{quote(name)} [id={quote(node_id(phase, name))}, class={quote(classes)}, label={quote(name)}, "
-            f"shape={shape}, style=filled, fillcolor={quote(_FILL[kind])}];")
+    return (
+        f"{quote(name)} [id={quote(node_id(phase, name))}, class={quote(classes)}, label={quote(name)}, "
+        f"shape={shape}, style=filled, fillcolor={quote(_FILL[kind])}];"
+    )
 
 
 def _failure_label(error: dict) -> tuple:
     """The failing edge's label: what failed, and the layouts a missing route should join."""
     route = error.get("route")
     reason = error["message"].split(": ")[1] if ": " in error["message"] else "compile error"
-    return (f"FAILED: {reason}",) + ((f"{route['from_layout']} -> {route['to_layout']} ({route['dtype']})",) if route else ())
+    return (f"FAILED: {reason}",) + (
+        (f"{route['from_layout']} -> {route['to_layout']} ({route['dtype']})",) if route else ()
+    )
 
 
 def _edge_stmt(phase: str, e: dict, values: dict[str, dict], error: dict | None) -> str:
@@ -116,8 +134,10 @@ def _edge_stmt(phase: str, e: dict, values: dict[str, dict], error: dict | None)
     classes = ["placement-" + placement] + (["failing"] if failing else [])
     style = 'color="#d93025", penwidth=4, fontcolor="#d93025"' if failing else _EDGE_STYLE.get(placement, "")
     label = quote(*_failure_label(error)) if failing else quote(*_value_label(v))
-    return (f"{quote(e['from'])} -> {quote(e['to'])} [id={quote(edge_id(phase, e['id']))}, "
-            f"class={quote(' '.join(classes))}, label={label}, {style}];")
+    return (
+        f"{quote(e['from'])} -> {quote(e['to'])} [id={quote(edge_id(phase, e['id']))}, "
+        f"class={quote(' '.join(classes))}, label={label}, {style}];"
+    )
 
 
 def to_dot(phase: dict, error: dict | None) -> str:
@@ -126,11 +146,13 @@ def to_dot(phase: dict, error: dict | None) -> str:
     failing_op = error["op"] if error and error.get("phase") == name else None
     holders = _holders(phase)
     groups = _clusters(phase, holders)
-    lines = [f"digraph {quote(name)} {{",
-             '  graph [rankdir=TB, nodesep=0.25, ranksep=0.35, fontname="Helvetica", fontsize=11, '
-             'bgcolor="transparent", id=' + quote(f"graph/{name}") + "];",
-             '  node [shape=box, fontname="Helvetica", fontsize=10, margin="0.12,0.04", color="#5f6368"];',
-             '  edge [fontname="Helvetica", fontsize=8, fontcolor="#5f6368", arrowsize=0.6];']
+    lines = [
+        f"digraph {quote(name)} {{",
+        '  graph [rankdir=TB, nodesep=0.25, ranksep=0.35, fontname="Helvetica", fontsize=11, '
+        'bgcolor="transparent", id=' + quote(f"graph/{name}") + "];",
+        '  node [shape=box, fontname="Helvetica", fontsize=10, margin="0.12,0.04", color="#5f6368"];',
+        '  edge [fontname="Helvetica", fontsize=8, fontcolor="#5f6368", arrowsize=0.6];',
+    ]
     members: dict[str | None, list[str]] = {}
     for n in phase["nodes"]:
         members.setdefault(groups[n["name"]], []).append(_node_stmt(name, n, groups[n["name"]], failing_op))
@@ -141,8 +163,9 @@ def to_dot(phase: dict, error: dict | None) -> str:
             lines += ["  " + s for s in members[group]]
             continue
         lines.append(f"  subgraph {quote('cluster_' + group)} {{")
-        lines.append(f"    label={quote(group)}; style=\"rounded,dashed\"; color=\"#bdc1c6\"; "
-                     f"id={quote(f'cluster/{name}/{group}')};")
+        lines.append(
+            f'    label={quote(group)}; style="rounded,dashed"; color="#bdc1c6"; id={quote(f"cluster/{name}/{group}")};'
+        )
         lines += ["    " + s for s in members[group]]
         lines.append("  }")
     lines += ["  " + _edge_stmt(name, e, phase["values"], error) for e in phase["edges"]]
@@ -156,10 +179,14 @@ def render_svg(dot_text: str, what: str) -> str:
     if exe is None:
         raise ExploreError("Graphviz's dot is not on PATH: install Debian's graphviz (./bazelw installs it)")
     try:
-        done = subprocess.run([exe, "-Tsvg"], check=False, input=dot_text, capture_output=True, text=True, timeout=DOT_TIMEOUT_S)
+        done = subprocess.run(
+            [exe, "-Tsvg"], check=False, input=dot_text, capture_output=True, text=True, timeout=DOT_TIMEOUT_S
+        )
     except subprocess.TimeoutExpired:
         raise ExploreError(f"{what}: dot took over {DOT_TIMEOUT_S} s to lay out the graph") from None
     if done.returncode != 0:
-        raise ExploreError(f"{what}: dot failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}")
+        raise ExploreError(
+            f"{what}: dot failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}"
+        )
     svg = done.stdout
-    return svg[svg.index("<svg"):]
+    return svg[svg.index("<svg") :]

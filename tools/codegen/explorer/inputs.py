@@ -40,15 +40,17 @@ def from_outputs(directory: str) -> Library:
         raise ExploreError(f"--outputs {directory}: not a directory: {rebuild}")
     ex = read_json(os.path.join(directory, "explain.json"), f"the compiler writes it with ir.json; {rebuild}")
     if not isinstance(ex, dict) or ex.get("version") != explain.VERSION:
-        raise ExploreError(f"{os.path.join(directory, 'explain.json')}: explain version {ex.get('version') if isinstance(ex, dict) else '?'}, "
-                           f"this explorer reads version {explain.VERSION}: rebuild the library")
+        raise ExploreError(
+            f"{os.path.join(directory, 'explain.json')}: "
+            f"explain version {ex.get('version') if isinstance(ex, dict) else '?'}, "
+            f"this explorer reads version {explain.VERSION}: rebuild the library"
+        )
     ir = read_json(os.path.join(directory, "ir.json"), rebuild)
     plans = {p["phase"]: read_json(os.path.join(directory, f"plan_{p['phase']}.json"), rebuild) for p in ex["phases"]}
     return Library(ex, ir, plans, directory)
 
 
-def from_compile(circuit: str, kernel_maps: list[str], config: str, manifest: str | None,
-                 variant: str) -> Library:
+def from_compile(circuit: str, kernel_maps: list[str], config: str, manifest: str | None, variant: str) -> Library:
     """Runs the compiler; on a CompileError the page shows what it finished and the error."""
     trace = Trace(circuit)
     try:

@@ -29,7 +29,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--config", help="with --circuit: model_config.json")
     p.add_argument("--manifest", help="with --circuit: manifest.json (default: beside --config, if present)")
     p.add_argument("--variant", default="model", help="with --circuit: symbol prefix part")
-    p.add_argument("--xray", help="X-ray parity JSON (xray_<variant>.json), a test's outputs.zip or test.outputs folder")
+    p.add_argument(
+        "--xray", help="X-ray parity JSON (xray_<variant>.json), a test's outputs.zip or test.outputs folder"
+    )
     p.add_argument("--out", help="the HTML file to write (default with --model/--part: explore_<model>_<part>.html)")
     p.add_argument("--quiet", action="store_true", help="print nothing on success (build actions)")
     return p
@@ -43,7 +45,9 @@ def _from_index(args) -> tuple[inputs.Library, str | None, str]:
     key = f"{args.model}/{args.part}"
     libs = index.get("libraries", {})
     if key not in libs:
-        raise ExploreError(f"--model {args.model} --part {args.part}: no such library; choose one of {', '.join(sorted(libs))}")
+        raise ExploreError(
+            f"--model {args.model} --part {args.part}: no such library; choose one of {', '.join(sorted(libs))}"
+        )
     entry = libs[key]
     here = os.path.dirname(os.path.abspath(args.index))
     lib = inputs.from_outputs(os.path.normpath(os.path.join(here, entry["outputs"])))
@@ -51,12 +55,16 @@ def _from_index(args) -> tuple[inputs.Library, str | None, str]:
     workspace = os.environ.get("BUILD_WORKSPACE_DIRECTORY", "")
     found, hint = None, ""
     if entry.get("xray_test"):
-        logs = os.path.join(workspace, "bazel-testlogs", entry["xray_test"]["package"], entry["xray_test"]["name"], "test.outputs")
+        logs = os.path.join(
+            workspace, "bazel-testlogs", entry["xray_test"]["package"], entry["xray_test"]["name"], "test.outputs"
+        )
         if os.path.isdir(logs) and os.listdir(logs):
             found = logs
         else:
-            hint = (f"no X-ray results yet: run ./bazelw test {entry['xray_test']['label']}, then this command again "
-                    "(or pass --xray)")
+            hint = (
+                f"no X-ray results yet: run ./bazelw test {entry['xray_test']['label']}, then this command again "
+                "(or pass --xray)"
+            )
     return lib, found, hint
 
 

@@ -23,15 +23,28 @@ def _calls(ir: dict | None) -> dict:
     """phase -> node -> what the panel shows of its call: arguments and the split it uses."""
     if not ir:
         return {}
-    return {p["phase"]: {c["node"]: {"args": c["args"], "guarded": c["guarded"],
-                                     "parallel": {"splits": c["parallel"]["splits"]} if c["parallel"] else None}
-                         for c in p["calls"]} for p in ir["phases"]}
+    return {
+        p["phase"]: {
+            c["node"]: {
+                "args": c["args"],
+                "guarded": c["guarded"],
+                "parallel": {"splits": c["parallel"]["splits"]} if c["parallel"] else None,
+            }
+            for c in p["calls"]
+        }
+        for p in ir["phases"]
+    }
 
 
 def data(lib: Library, xray_data: dict | None, xray_hint: str = "") -> dict:
     ex = lib.explain
-    return {"explain": ex, "calls": _calls(lib.ir), "plans": lib.plans,
-            "xray": xray.place(xray_data, ex["part"], lib.ir), "xray_hint": xray_hint}
+    return {
+        "explain": ex,
+        "calls": _calls(lib.ir),
+        "plans": lib.plans,
+        "xray": xray.place(xray_data, ex["part"], lib.ir),
+        "xray_hint": xray_hint,
+    }
 
 
 def _json_for_script(value) -> str:
@@ -46,13 +59,23 @@ def title(lib: Library) -> str:
 
 def render(lib: Library, xray_data: dict | None = None, xray_hint: str = "") -> str:
     ex = lib.explain
-    graphs = [{"phase": p["phase"], "status": p["status"],
-               "svg": Markup(dot.render_svg(dot.to_dot(p, ex["error"]), f"{ex['source']}: phase {p['phase']}"))}
-              for p in ex["phases"]]
+    graphs = [
+        {
+            "phase": p["phase"],
+            "status": p["status"],
+            "svg": Markup(dot.render_svg(dot.to_dot(p, ex["error"]), f"{ex['source']}: phase {p['phase']}")),
+        }
+        for p in ex["phases"]
+    ]
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(ASSETS), autoescape=True, undefined=jinja2.StrictUndefined)
     subtitle = f"{ex['source']} · part {ex.get('part')} · from {lib.origin}"
     if ex["error"]:
         subtitle += " · compile FAILED"
     return env.get_template("page.html.j2").render(
-        title=title(lib), subtitle=subtitle, graphs=graphs, css=Markup(_asset("explorer.css")),
-        js=Markup(_asset("explorer.js")), data=Markup(_json_for_script(data(lib, xray_data, xray_hint))))
+        title=title(lib),
+        subtitle=subtitle,
+        graphs=graphs,
+        css=Markup(_asset("explorer.css")),
+        js=Markup(_asset("explorer.js")),
+        data=Markup(_json_for_script(data(lib, xray_data, xray_hint))),
+    )

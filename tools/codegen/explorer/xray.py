@@ -18,8 +18,10 @@ def _parse(text: str, where: str) -> dict:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
-        raise ExploreError(f"{where}:{e.lineno}:{e.colno}: invalid JSON ({e.msg}): pass the xray_<variant>.json "
-                           "an X-ray parity test wrote") from None
+        raise ExploreError(
+            f"{where}:{e.lineno}:{e.colno}: invalid JSON ({e.msg}): pass the xray_<variant>.json "
+            "an X-ray parity test wrote"
+        ) from None
     rows = data.get("rows") if isinstance(data, dict) else None
     if not isinstance(rows, list):
         raise ExploreError(f"{where}: expected an object with a 'rows' list (the X-ray parity test's JSON)")
@@ -41,11 +43,15 @@ def load(path: str) -> dict:
             return load(os.path.join(path, found[0]))
         if os.path.exists(os.path.join(path, "outputs.zip")):
             return load(os.path.join(path, "outputs.zip"))
-        raise ExploreError(f"--xray {path}: no xray_*.json or outputs.zip in this folder: run the X-ray parity test first")
+        raise ExploreError(
+            f"--xray {path}: no xray_*.json or outputs.zip in this folder: run the X-ray parity test first"
+        )
     if path.endswith(".zip"):
         try:
             with zipfile.ZipFile(path) as z:
-                names = sorted(n for n in z.namelist() if os.path.basename(n).startswith("xray_") and n.endswith(".json"))
+                names = sorted(
+                    n for n in z.namelist() if os.path.basename(n).startswith("xray_") and n.endswith(".json")
+                )
                 if not names:
                     raise ExploreError(f"--xray {path}: the archive holds no xray_*.json")
                 data = _parse(io.TextIOWrapper(z.open(names[0]), encoding="utf-8").read(), f"{path}!{names[0]}")
@@ -78,5 +84,9 @@ def place(data: dict | None, part: str, ir: dict | None) -> dict | None:
         if r["part"] != part:
             continue
         rows.append(dict(r, value=by_phase.get(r["phase"], {}).get(r["edge"]), over=bool(r.get("error"))))
-    return {"source": data.get("source", ""), "variant": data.get("variant", ""), "bounds": data.get("bounds", {}),
-            "rows": rows}
+    return {
+        "source": data.get("source", ""),
+        "variant": data.get("variant", ""),
+        "bounds": data.get("bounds", {}),
+        "rows": rows,
+    }

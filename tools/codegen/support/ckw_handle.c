@@ -42,7 +42,8 @@ static int read_manifest(const char *path, char **out, size_t *len) {
   if (fstat(fd, &st) == 0 && st.st_size >= 0 && (size_t)st.st_size <= MANIFEST_MAX_BYTES &&
       (buf = malloc((size_t)st.st_size + 1)) != NULL) {
     ssize_t got;
-    while (have < (size_t)st.st_size && (got = read(fd, buf + have, (size_t)st.st_size - have)) > 0) have += (size_t)got;
+    while (have < (size_t)st.st_size && (got = read(fd, buf + have, (size_t)st.st_size - have)) > 0)
+      have += (size_t)got;
   }
   close(fd);
   if (!buf || have != (size_t)st.st_size) {
@@ -292,9 +293,7 @@ int ckw_handle_kernel_failed(struct ckw_handle *h, int status, const char *(*mes
   return CKW_E_KERNEL;
 }
 
-const char *ckw_handle_last_error(const struct ckw_handle *h) {
-  return h && h->kernel_error ? h->kernel_error : "";
-}
+const char *ckw_handle_last_error(const struct ckw_handle *h) { return h && h->kernel_error ? h->kernel_error : ""; }
 
 int64_t ckw_dim_lookup(const struct ckw_dim *dims, size_t n, const char *name) {
   if (!name) return -1;

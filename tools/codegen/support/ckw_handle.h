@@ -22,21 +22,20 @@ extern "C" {
 // Return codes of every generated entry point: X(name, code, text). The same table as
 // tools/codegen/abi.py ERRORS (which renders each header's CKW_<VARIANT>_<PART>_E_* and abi.json;
 // the generated C asserts the codes, //tools/codegen:toy_abi_test the texts).
-#define CKW_STATUS_TABLE(X)                                                                                  \
-  X(OK, 0, "ok")                                                                                             \
-  X(E_ARGUMENT, -1, "invalid argument (null pointer or a count out of range)")                               \
-  X(E_IO, -2, "cannot read the weights or manifest file")                                                    \
-  X(E_LAYOUT_MISMATCH, -3,                                                                                   \
-    "the manifest's layout (tensor names, dtypes, shapes, offsets) is not the one this library was built for") \
-  X(E_WEIGHTS_SIZE, -4,                                                                                      \
-    "weights file size differs from the manifest's (truncated, or another checkpoint's weights)")            \
-  X(E_NO_MEMORY, -5, "out of memory")                                                                        \
-  X(E_MISSING_INPUT, -6, "a required input was not set (call the set_* function first)")                     \
-  X(E_CROSS_KV_INVALID, -7, "cross-K/V cache is not valid: run prefill after setting encoder memory")        \
-  X(E_CONTEXT_FULL, -8, "the position would pass the text context capacity")                                 \
-  X(E_KERNEL, -9, "a kernel reported an error")                                                              \
-  X(E_WEIGHTS_CORRUPT, -10,                                                                                  \
-    "a tensor in the weights file fails the xxh64 checksum its manifest records: the file is corrupt")       \
+#define CKW_STATUS_TABLE(X)                                                                                           \
+  X(OK, 0, "ok")                                                                                                      \
+  X(E_ARGUMENT, -1, "invalid argument (null pointer or a count out of range)")                                        \
+  X(E_IO, -2, "cannot read the weights or manifest file")                                                             \
+  X(E_LAYOUT_MISMATCH, -3,                                                                                            \
+    "the manifest's layout (tensor names, dtypes, shapes, offsets) is not the one this library was built for")        \
+  X(E_WEIGHTS_SIZE, -4, "weights file size differs from the manifest's (truncated, or another checkpoint's weights)") \
+  X(E_NO_MEMORY, -5, "out of memory")                                                                                 \
+  X(E_MISSING_INPUT, -6, "a required input was not set (call the set_* function first)")                              \
+  X(E_CROSS_KV_INVALID, -7, "cross-K/V cache is not valid: run prefill after setting encoder memory")                 \
+  X(E_CONTEXT_FULL, -8, "the position would pass the text context capacity")                                          \
+  X(E_KERNEL, -9, "a kernel reported an error")                                                                       \
+  X(E_WEIGHTS_CORRUPT, -10,                                                                                           \
+    "a tensor in the weights file fails the xxh64 checksum its manifest records: the file is corrupt")                \
   X(E_BUSY, -11, "the handle is in use by another call (one call at a time per handle: give each thread its own)")
 
 #define CKW_STATUS_ENUM_(name, code, text) CKW_##name = code,
@@ -63,12 +62,12 @@ struct ckw_dim {
 struct ckw_library {
   const char *layout_sha256;  // the manifest layout create() accepts (64 hex digits): the architecture
                               // and storage of the weights, not their values
-  int64_t weights_bytes;        // the weights file's exact size; 0: the library reads no weights
+  int64_t weights_bytes;      // the weights file's exact size; 0: the library reads no weights
   const struct ckw_weight_check *weight_checks;  // the tensors the library reads
   size_t n_weight_checks;
-  int64_t arena_bytes;  // per-call scratch (grown by ckw_handle_reserve_arena when run-time sized)
-  int64_t state_bytes;  // persistent regions, zeroed (mapped, so untouched parts cost no memory)
-  int max_threads;      // worker threads' cap, the caller's included; 0: no call is split, no pool
+  int64_t arena_bytes;           // per-call scratch (grown by ckw_handle_reserve_arena when run-time sized)
+  int64_t state_bytes;           // persistent regions, zeroed (mapped, so untouched parts cost no memory)
+  int max_threads;               // worker threads' cap, the caller's included; 0: no call is split, no pool
   int64_t thread_scratch_bytes;  // scratch per thread after the first: the largest split call's
 };
 
@@ -83,11 +82,11 @@ struct ckw_handle {
   size_t weights_bytes;
   uint8_t *arena;  // per-call scratch
   size_t arena_bytes;
-  uint8_t *state;           // persistent regions: an anonymous mapping, zero until written
+  uint8_t *state;  // persistent regions: an anonymous mapping, zero until written
   size_t state_bytes;
   struct ckw_pool *pool;    // worker threads for calls split across threads; NULL: none
   uint8_t *thread_scratch;  // (threads - 1) * thread_scratch_bytes: the workers' scratch
-  ckw_tap_fn tap;  // edge inspection: called after each call with its f32 outputs; NULL: off
+  ckw_tap_fn tap;           // edge inspection: called after each call with its f32 outputs; NULL: off
   void *tap_user;
   int kernel_status;  // last failing kernel's code and message (E_KERNEL)
   const char *kernel_error;

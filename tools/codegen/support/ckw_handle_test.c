@@ -62,18 +62,19 @@ static void write_file(const char *path, const void *data, size_t n) {
 static void write_manifest(const struct files *f, const char *layout, int64_t b_offset, uint64_t b_flip, int pretty) {
   char json[1024];
   const unsigned long long a = ckw_xxh64(f->bytes, 64, 0), b = ckw_xxh64(f->bytes + 128, 128, 0) ^ b_flip;
-  const int n = pretty ? snprintf(json, sizeof(json),
-                                  "{\n  \"layout_sha256\": \"%s\",\n  \"tensors\": [\n    {\n      \"dtype\": \"f32\",\n"
-                                  "      \"name\": \"a\",\n      \"nbytes\": 64,\n      \"offset\": 0,\n      \"shape\": [\n"
-                                  "        16\n      ],\n      \"xxh64\": \"%016llx\"\n    },\n    {\n      \"dtype\": \"f32\",\n"
-                                  "      \"name\": \"b\",\n      \"nbytes\": 128,\n      \"offset\": %lld,\n      \"shape\": [\n"
-                                  "        32\n      ],\n      \"xxh64\": \"%016llx\"\n    }\n  ]\n}\n",
-                                  layout, a, (long long)b_offset, b)
-                       : snprintf(json, sizeof(json),
-                                  "{\"tensors\":[{\"xxh64\":\"%016llx\",\"offset\":0,\"nbytes\":64,\"name\":\"a\"},"
-                                  "{\"name\":\"b\",\"xxh64\":\"%016llx\",\"offset\":%lld,\"nbytes\":128}],"
-                                  "\"layout_sha256\":\"%s\"}",
-                                  a, b, (long long)b_offset, layout);
+  const int n =
+      pretty ? snprintf(json, sizeof(json),
+                        "{\n  \"layout_sha256\": \"%s\",\n  \"tensors\": [\n    {\n      \"dtype\": \"f32\",\n"
+                        "      \"name\": \"a\",\n      \"nbytes\": 64,\n      \"offset\": 0,\n      \"shape\": [\n"
+                        "        16\n      ],\n      \"xxh64\": \"%016llx\"\n    },\n    {\n      \"dtype\": \"f32\",\n"
+                        "      \"name\": \"b\",\n      \"nbytes\": 128,\n      \"offset\": %lld,\n      \"shape\": [\n"
+                        "        32\n      ],\n      \"xxh64\": \"%016llx\"\n    }\n  ]\n}\n",
+                        layout, a, (long long)b_offset, b)
+             : snprintf(json, sizeof(json),
+                        "{\"tensors\":[{\"xxh64\":\"%016llx\",\"offset\":0,\"nbytes\":64,\"name\":\"a\"},"
+                        "{\"name\":\"b\",\"xxh64\":\"%016llx\",\"offset\":%lld,\"nbytes\":128}],"
+                        "\"layout_sha256\":\"%s\"}",
+                        a, b, (long long)b_offset, layout);
   EXPECT(n > 0 && (size_t)n < sizeof(json), "manifest text");
   write_file(f->manifest, json, (size_t)n);
 }
@@ -172,7 +173,8 @@ static void test_weightless_and_threads(void) {
   struct test_handle *h = NULL;
   EXPECT(create(&lib, NULL, NULL, 3, &h) == CKW_OK, "weightless library, 3 threads");
   if (h) {
-    EXPECT(h->base.weights == NULL && h->base.arena_bytes == 64 && h->base.state, "no mapping; minimal arena and state");
+    EXPECT(h->base.weights == NULL && h->base.arena_bytes == 64 && h->base.state,
+           "no mapping; minimal arena and state");
     EXPECT(ckw_pool_threads(h->base.pool) == 3, "threads: %d", ckw_pool_threads(h->base.pool));
     EXPECT(h->base.thread_scratch && (uintptr_t)h->base.thread_scratch % 64 == 0, "scratch for threads 1 and 2");
     memset(h->base.thread_scratch, 1, 2 * 256);  // ASan: the region is that large
@@ -191,7 +193,7 @@ static void test_weightless_and_threads(void) {
   EXPECT(create(&lib, NULL, NULL, -1, &h) == CKW_E_ARGUMENT, "negative thread count");
   struct ckw_handle not_null, *base = &not_null;  // overwritten with NULL
   EXPECT(ckw_handle_create(&lib, sizeof(struct ckw_handle) - 1, NULL, NULL, 0, &base) == CKW_E_ARGUMENT && !base,
-        "a handle smaller than its base");
+         "a handle smaller than its base");
   EXPECT(ckw_handle_create(&lib, sizeof(struct ckw_handle), NULL, NULL, 0, NULL) == CKW_E_ARGUMENT, "no out");
 }
 

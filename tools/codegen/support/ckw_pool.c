@@ -38,9 +38,9 @@ struct ckw_pool {
   _Atomic uint64_t claim;
   _Atomic int64_t unfinished;  // chunks of the task not yet done
   _Atomic int stop;
-  _Atomic int sleeping;  // workers blocked on `wake`
-  _Atomic int waiting;   // the caller is blocked on `done`
-  pthread_t *threads;         // [n_threads]; 1 .. n_workers started
+  _Atomic int sleeping;        // workers blocked on `wake`
+  _Atomic int waiting;         // the caller is blocked on `done`
+  pthread_t *threads;          // [n_threads]; 1 .. n_workers started
   struct ckw_worker *workers;  // [n_threads]
 };
 

@@ -41,8 +41,7 @@ CKW_SUPPORT_API int ckw_pool_threads(const struct ckw_pool *p);
 // Runs fn over [0, total) in chunks on the pool (the calling thread takes part) and returns when
 // all are done. Chunk i of n has boundaries on multiples of grain and is at least grain long; too
 // short for two chunks of `grain`: one call fn(args, 0, 0, total) on the calling thread.
-CKW_SUPPORT_API void ckw_pool_run(struct ckw_pool *p, int64_t total, int64_t grain, ckw_chunk_fn fn,
-                                  const void *args);
+CKW_SUPPORT_API void ckw_pool_run(struct ckw_pool *p, int64_t total, int64_t grain, ckw_chunk_fn fn, const void *args);
 
 // Joins the workers and frees the pool (NULL: no-op).
 CKW_SUPPORT_API void ckw_pool_free(struct ckw_pool *p);

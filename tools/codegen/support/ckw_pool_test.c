@@ -34,7 +34,8 @@ static void chunk(const void *args, int64_t slot, int64_t start, int64_t count) 
   struct job *j = (struct job *)args;
   atomic_fetch_add(&j->chunks, 1);
   const int whole = start == 0 && count == j->total;
-  const int on_grain = start % j->grain == 0 && count >= j->grain && (start + count == j->total || count % j->grain == 0);
+  const int on_grain =
+      start % j->grain == 0 && count >= j->grain && (start + count == j->total || count % j->grain == 0);
   if (slot < 0 || slot >= j->threads || start < 0 || count < 0 || start + count > j->total || !(whole || on_grain)) {
     atomic_fetch_add(&j->bad_chunks, 1);
     return;
@@ -61,16 +62,16 @@ static void run_jobs(struct ckw_pool *p, int threads, int pause_us, uint64_t *di
       job->threads = threads;
       ckw_pool_run(p, job->total, job->grain, chunk, job);
       EXPECT(atomic_load(&job->bad_chunks) == 0, "threads=%d total=%lld grain=%lld: a chunk off the grain or range",
-            threads, (long long)job->total, (long long)job->grain);
+             threads, (long long)job->total, (long long)job->grain);
       const int64_t units = job->total / job->grain;
       const int most = units < threads ? (int)units : threads;
       const int want_chunks = most <= 1 ? 1 : most;
       EXPECT(atomic_load(&job->chunks) == want_chunks, "threads=%d total=%lld grain=%lld: %d chunks, want %d", threads,
-            (long long)job->total, (long long)job->grain, atomic_load(&job->chunks), want_chunks);
+             (long long)job->total, (long long)job->grain, atomic_load(&job->chunks), want_chunks);
       for (int64_t i = 0; i < job->total; ++i) {
         if (atomic_load(&job->writes[i]) != 1 || job->out[i] != value(job->job, i)) {
           EXPECT(0, "threads=%d total=%lld grain=%lld: element %lld written %d times", threads, (long long)job->total,
-                (long long)job->grain, (long long)i, atomic_load(&job->writes[i]));
+                 (long long)job->grain, (long long)i, atomic_load(&job->writes[i]));
           break;
         }
         *digest = *digest * 31 + job->out[i];

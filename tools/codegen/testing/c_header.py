@@ -34,19 +34,27 @@ def declarations(header: str) -> dict[str, dict]:
             continue
         m = re.fullmatch(r"typedef (.+?) \(\*\s*([A-Za-z_]\w*)\)\s*\((.*)\)", stmt)
         if m:
-            out[m.group(2)] = {"name": m.group(2), "kind": "function_pointer", "returns": normalize(m.group(1)),
-                               "params": _params(m.group(3), m.group(2))}
+            out[m.group(2)] = {
+                "name": m.group(2),
+                "kind": "function_pointer",
+                "returns": normalize(m.group(1)),
+                "params": _params(m.group(3), m.group(2)),
+            }
             continue
         m = re.fullmatch(r"(.+?)\b([A-Za-z_]\w*)\s*\((.*)\)", stmt)
         if not m:
             raise ValueError(f"cannot parse declaration {stmt!r}")
-        out[m.group(2)] = {"name": m.group(2), "returns": normalize(m.group(1)),
-                           "params": _params(m.group(3), m.group(2))}
+        out[m.group(2)] = {
+            "name": m.group(2),
+            "returns": normalize(m.group(1)),
+            "params": _params(m.group(3), m.group(2)),
+        }
     return out
 
 
 def error_codes(header: str, prefix: str) -> dict[str, int]:
     """`#define <PREFIX>_<NAME> <code>` -> {NAME: code} (NAME is OK or E_*)."""
     P = re.escape(prefix.upper())
-    return {m.group(1): int(m.group(2))
-            for m in re.finditer(rf"^#define {P}_(OK|E_\w+) (-?\d+)\b", header, re.MULTILINE)}
+    return {
+        m.group(1): int(m.group(2)) for m in re.finditer(rf"^#define {P}_(OK|E_\w+) (-?\d+)\b", header, re.MULTILINE)
+    }

@@ -40,8 +40,12 @@ def _layout(shapes):
 def _write_manifest(out_dir, entries):
     digest = hashlib.sha256(json.dumps(entries, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
     size = max((e["offset"] + e["nbytes"] for e in entries), default=0)
-    manifest = {"tensors": entries, "manifest_sha256": digest, "weights_nbytes": size,
-                "layout_sha256": layout_digest(entries, size)}
+    manifest = {
+        "tensors": entries,
+        "manifest_sha256": digest,
+        "weights_nbytes": size,
+        "layout_sha256": layout_digest(entries, size),
+    }
     with open(os.path.join(out_dir, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=2, sort_keys=True)
     return manifest
@@ -58,8 +62,17 @@ def write_checkpoint(out_dir, circuit_paths, config_path, seed=0, scale=0.2):
             assert len(data) == nbytes
             f.write(b"\0" * (offset - f.tell()))
             f.write(data)
-            entries.append({"name": name, "dtype": "f32", "shape": shape, "offset": offset, "nbytes": nbytes,
-                            "sha256": hashlib.sha256(data).hexdigest(), "xxh64": xxhash.xxh64_hexdigest(data)})
+            entries.append(
+                {
+                    "name": name,
+                    "dtype": "f32",
+                    "shape": shape,
+                    "offset": offset,
+                    "nbytes": nbytes,
+                    "sha256": hashlib.sha256(data).hexdigest(),
+                    "xxh64": xxhash.xxh64_hexdigest(data),
+                }
+            )
     return _write_manifest(out_dir, entries)
 
 
@@ -67,6 +80,8 @@ def write_manifest(out_dir, circuit_paths, config_path):
     """Writes only manifest.json into out_dir (the tensors' names, shapes and offsets as
     write_checkpoint would lay them out; no data, so no sha256 and a zero xxh64); returns the manifest."""
     os.makedirs(out_dir, exist_ok=True)
-    entries = [{"name": name, "dtype": "f32", "shape": shape, "offset": offset, "nbytes": nbytes, "xxh64": "0" * 16}
-               for name, shape, offset, nbytes in _layout(weight_shapes(circuit_paths, config_path))]
+    entries = [
+        {"name": name, "dtype": "f32", "shape": shape, "offset": offset, "nbytes": nbytes, "xxh64": "0" * 16}
+        for name, shape, offset, nbytes in _layout(weight_shapes(circuit_paths, config_path))
+    ]
     return _write_manifest(out_dir, entries)

@@ -23,7 +23,7 @@ def c_literals(text: str) -> str:
                 out.append(lit[i])
                 i += 1
             elif lit[i + 1] in "01234567":
-                m = re.match(r"[0-7]{1,3}", lit[i + 1:])
+                m = re.match(r"[0-7]{1,3}", lit[i + 1 :])
                 out.append(chr(int(m.group(0), 8)))
                 i += 1 + len(m.group(0))
             else:
@@ -33,8 +33,11 @@ def c_literals(text: str) -> str:
 
 
 def embedded_abi_json(c_source: str, prefix: str) -> str:
-    m = re.search(rf"API const char \*{prefix}_abi_json\(void\) {{\n  static const char kAbiJson\[\] =\n(.*?);\n",
-                  c_source, re.DOTALL)
+    m = re.search(
+        rf"API const char \*{prefix}_abi_json\(void\) {{\n  static const char kAbiJson\[\] =\n(.*?);\n",
+        c_source,
+        re.DOTALL,
+    )
     assert m, f"{prefix}_abi_json() not found in the generated C"
     return c_literals(m.group(1))
 
@@ -44,8 +47,9 @@ def _sig(item: dict) -> dict:
 
 
 def toy():
-    return compile_circuit(f"{TOY}/toy_decoder.json", [f"{TOY}/kernels"], f"{TOY}/config.json",
-                           f"{TOY}/manifest.json", "toy")
+    return compile_circuit(
+        f"{TOY}/toy_decoder.json", [f"{TOY}/kernels"], f"{TOY}/config.json", f"{TOY}/manifest.json", "toy"
+    )
 
 
 def test_header_declares_exactly_the_abi_functions_and_types():
@@ -67,8 +71,13 @@ def test_every_entry_point_of_the_ir_is_described():
         assert ph["function"] in names
     for s in r.ir["setters"]:
         assert f"ckw_toy_decoder_set_{s['name']}" in names
-    assert {"ckw_toy_decoder_abi_json", "ckw_toy_decoder_create", "ckw_toy_decoder_reset",
-            "ckw_toy_decoder_position", "ckw_toy_decoder_cross_kv_projections"} <= names
+    assert {
+        "ckw_toy_decoder_abi_json",
+        "ckw_toy_decoder_create",
+        "ckw_toy_decoder_reset",
+        "ckw_toy_decoder_position",
+        "ckw_toy_decoder_cross_kv_projections",
+    } <= names
 
 
 def test_error_codes_come_from_the_one_table():
@@ -86,8 +95,8 @@ def support_errors() -> list:
     """(name, code, text) of CKW_STATUS_TABLE in tools/codegen/support/ckw_handle.h."""
     with open(SUPPORT_HANDLE_H, encoding="utf-8") as f:
         text = f.read().replace("\\\n", " ")
-    table = text[text.index("#define CKW_STATUS_TABLE(X)"):]
-    table = table[:table.index("\n")]
+    table = text[text.index("#define CKW_STATUS_TABLE(X)") :]
+    table = table[: table.index("\n")]
     rows = re.findall(r'X\((\w+),\s*(-?\d+),\s*"((?:[^"\\]|\\.)*)"\)', table)
     return [(name, int(code), c_literals(f'"{msg}"')) for name, code, msg in rows]
 
@@ -106,8 +115,11 @@ def test_parameter_docs_are_kept():
     abi = json.loads(toy().files["abi.json"])
     prefill = next(f for f in abi["functions"] if f["name"] == "ckw_toy_decoder_prefill")
     assert [(p["name"], p["ctype"], p["doc"]) for p in prefill["params"]] == [
-        ("h", "ckw_toy_decoder_handle *", ""), ("tokens", "const int32_t *", "token ids"),
-        ("n_tokens", "int64_t", "1 <= n_tokens <= 6"), ("logits", "float *", "[n_tokens, 11]")]
+        ("h", "ckw_toy_decoder_handle *", ""),
+        ("tokens", "const int32_t *", "token ids"),
+        ("n_tokens", "int64_t", "1 <= n_tokens <= 6"),
+        ("logits", "float *", "[n_tokens, 11]"),
+    ]
     assert prefill["returns"] == "int" and prefill["doc"]
 
 

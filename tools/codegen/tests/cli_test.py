@@ -6,8 +6,16 @@ import os
 from tools.codegen import main
 from tools.codegen.testing.toy import TOY, run_pytest
 
-TOY_ARGS = ["--circuit", f"{TOY}/toy_decoder.json", "--kernel_maps", f"{TOY}/kernels",
-            "--config", f"{TOY}/config.json", "--variant", "toy"]
+TOY_ARGS = [
+    "--circuit",
+    f"{TOY}/toy_decoder.json",
+    "--kernel_maps",
+    f"{TOY}/kernels",
+    "--config",
+    f"{TOY}/config.json",
+    "--variant",
+    "toy",
+]
 
 
 def test_check_only_validates(tmp_path, capsys):
@@ -29,15 +37,34 @@ def test_relative_paths_from_build_working_directory(tmp_path, monkeypatch):
     monkeypatch.setenv("BUILD_WORKING_DIRECTORY", TOY)
     cwd = os.getcwd()
     try:
-        rc = main.main(["--circuit", "toy_decoder.json", "--kernel_maps", "kernels", "--config", "config.json",
-                        "--variant", "toy", "--out_dir", "out_rel_test"])
+        rc = main.main(
+            [
+                "--circuit",
+                "toy_decoder.json",
+                "--kernel_maps",
+                "kernels",
+                "--config",
+                "config.json",
+                "--variant",
+                "toy",
+                "--out_dir",
+                "out_rel_test",
+            ]
+        )
     finally:
         os.chdir(cwd)
     out = os.path.join(TOY, "out_rel_test")
     try:
         assert rc == 0
-        assert sorted(os.listdir(out)) == ["abi.json", "ckw_toy_decoder.c", "ckw_toy_decoder.h", "explain.json", "ir.json",
-                                           "plan_decode.json", "plan_prefill.json"]
+        assert sorted(os.listdir(out)) == [
+            "abi.json",
+            "ckw_toy_decoder.c",
+            "ckw_toy_decoder.h",
+            "explain.json",
+            "ir.json",
+            "plan_decode.json",
+            "plan_prefill.json",
+        ]
     finally:
         for f in os.listdir(out) if os.path.isdir(out) else []:
             os.remove(os.path.join(out, f))

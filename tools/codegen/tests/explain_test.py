@@ -27,8 +27,9 @@ def failed_toy(tmp_path, drop: str):
     os.remove(maps / drop)
     trace = Trace(f"{TOY}/toy_decoder.json")
     with pytest.raises(CompileError) as e:
-        compile_circuit(f"{TOY}/toy_decoder.json", [str(maps)], f"{TOY}/config.json", f"{TOY}/manifest.json", "toy",
-                        trace=trace)
+        compile_circuit(
+            f"{TOY}/toy_decoder.json", [str(maps)], f"{TOY}/config.json", f"{TOY}/manifest.json", "toy", trace=trace
+        )
     return e.value, explain.describe(trace, e.value)
 
 

@@ -11,10 +11,19 @@ from tools.codegen.compiler import compile_circuit
 from tools.codegen.errors import CompileError
 from tools.codegen.testing.toy import ROOT, circuit, kmap, port, run_pytest, unary, write_case
 
-BASE = kmap("ckw_base", "base_op", {"x": port("input", ["M", "N"]), "b": port("weight", ["N"], "vector", "weights"),
-                                    "y": port("output", ["M", "N"])}, ["M", "N"])
-BASE["contract"] = {"kind": "float", "reference": "x + b", "reduction_dim": None, "tolerance_c": 2.0,
-                    "notes": "one add per output"}
+BASE = kmap(
+    "ckw_base",
+    "base_op",
+    {"x": port("input", ["M", "N"]), "b": port("weight", ["N"], "vector", "weights"), "y": port("output", ["M", "N"])},
+    ["M", "N"],
+)
+BASE["contract"] = {
+    "kind": "float",
+    "reference": "x + b",
+    "reduction_dim": None,
+    "tolerance_c": 2.0,
+    "notes": "one add per output",
+}
 
 
 def write(folder, name, data):
@@ -34,12 +43,18 @@ def error(path) -> str:
 def test_objects_merge_lists_and_scalars_replace(tmp_path):
     d = str(tmp_path)
     write(d, "base.json", BASE)
-    child = write(d, "child.json", {
-        "extends": "base.json", "kernel": "ckw_child", "provides": "child_op",
-        "ports": {"x": {"layout": "head_major"}},  # one field of one port
-        "dims": ["M", "N", "Q"],  # a list replaces the base's whole list
-        "contract": {"tolerance_c": 4.0},  # the rest of the contract stays
-    })
+    child = write(
+        d,
+        "child.json",
+        {
+            "extends": "base.json",
+            "kernel": "ckw_child",
+            "provides": "child_op",
+            "ports": {"x": {"layout": "head_major"}},  # one field of one port
+            "dims": ["M", "N", "Q"],  # a list replaces the base's whole list
+            "contract": {"tolerance_c": 4.0},  # the rest of the contract stays
+        },
+    )
     m = load.resolve_kernel_map(child)
     assert m["kernel"] == "ckw_child" and m["provides"] == "child_op" and "extends" not in m
     assert m["ports"]["x"] == dict(BASE["ports"]["x"], layout="head_major")
@@ -54,13 +69,18 @@ def test_objects_merge_lists_and_scalars_replace(tmp_path):
 def test_null_deletes_a_key_at_any_depth(tmp_path):
     d = str(tmp_path)
     write(d, "base.json", BASE)
-    child = write(d, "child.json", {
-        "extends": "base.json", "kernel": "ckw_child",
-        "ports": {"b": None},
-        "abi": [a for a in BASE["abi"] if a["arg"] != "b"],
-        "contract": {"notes": None, "reduction_dim": None},
-        "doc": None,  # absent in the base: nothing to delete
-    })
+    child = write(
+        d,
+        "child.json",
+        {
+            "extends": "base.json",
+            "kernel": "ckw_child",
+            "ports": {"b": None},
+            "abi": [a for a in BASE["abi"] if a["arg"] != "b"],
+            "contract": {"notes": None, "reduction_dim": None},
+            "doc": None,  # absent in the base: nothing to delete
+        },
+    )
     m = load.resolve_kernel_map(child)
     assert sorted(m["ports"]) == ["x", "y"]
     assert m["contract"] == {"kind": "float", "reference": "x + b", "tolerance_c": 2.0}
@@ -83,7 +103,9 @@ def test_cycle_names_the_chain(tmp_path):
     write(d, "b.json", {"extends": "c.json", "kernel": "ckw_b"})
     write(d, "c.json", {"extends": "a.json", "kernel": "ckw_c"})
     a, b, c = (os.path.join(d, n) for n in ("a.json", "b.json", "c.json"))
-    assert error(a) == f"{c}: /extends: cycle: {a} -> {b} -> {c} -> {a}: a chain of extends must end at a map without one"
+    assert (
+        error(a) == f"{c}: /extends: cycle: {a} -> {b} -> {c} -> {a}: a chain of extends must end at a map without one"
+    )
     write(d, "self.json", {"extends": "self.json", "kernel": "ckw_self"})
     assert "/extends: cycle:" in error(os.path.join(d, "self.json"))
 
@@ -122,13 +144,23 @@ def test_resolved_map_invalid_names_the_file_pointer_and_chain(tmp_path):
     d = str(tmp_path)
     base = write(d, "base.json", BASE)
     child = write(d, "child.json", {"extends": "base.json", "kernel": "ckw_child", "ports": {"x": {"layout": None}}})
-    assert error(child) == (f"{child}: /ports/x: expected property 'layout' (it is required) "
-                            f"(as resolved through extends: {child} -> {base})")
+    assert error(child) == (
+        f"{child}: /ports/x: expected property 'layout' (it is required) "
+        f"(as resolved through extends: {child} -> {base})"
+    )
     child = write(d, "child.json", {"extends": "base.json", "kernel": "ckw_child", "ports": {"y": {"dtype": "f64"}}})
     assert f"{child}: /ports/y/dtype: expected 'f64' is not one of" in error(child)
     # The load-time `parallel` checks see the resolved map too.
-    child = write(d, "child.json", {"extends": "base.json", "kernel": "ckw_child", "returns": "status",
-                                    "parallel": [{"split": "M", "grain": 2, "chunk": {"y": "start * N", "M": "count"}}]})
+    child = write(
+        d,
+        "child.json",
+        {
+            "extends": "base.json",
+            "kernel": "ckw_child",
+            "returns": "status",
+            "parallel": [{"split": "M", "grain": 2, "chunk": {"y": "start * N", "M": "count"}}],
+        },
+    )
     assert f"{child}: /parallel: only kernels returning void may be split" in error(child)
 
 
@@ -143,8 +175,11 @@ def test_invalid_base_is_reported_at_the_base(tmp_path):
 def test_directory_scan_finds_and_compiles_extending_maps(tmp_path):
     relu = unary("ckw_relu", "relu")
     args = write_case(tmp_path, circuit([{"name": "a", "kind": "relu_variant", "inputs": {"x": "external:x"}}]), [relu])
-    write(str(tmp_path / "maps"), "relu_variant.json",
-          {"extends": "ckw_relu.json", "kernel": "ckw_relu_variant", "provides": "relu_variant"})
+    write(
+        str(tmp_path / "maps"),
+        "relu_variant.json",
+        {"extends": "ckw_relu.json", "kernel": "ckw_relu_variant", "provides": "relu_variant"},
+    )
     write(str(tmp_path / "maps"), "notes.json", {"not": "a kernel map"})
     found = load.find_kernel_maps(args["kernel_map_paths"])
     assert [os.path.basename(p) for p in found] == ["ckw_relu.json", "relu_variant.json"]
@@ -160,6 +195,7 @@ def test_extends_schema_knows_exactly_the_kernel_map_properties():
     def props(name):
         with open(os.path.join(ROOT, "schemas", name)) as f:
             return set(json.load(f)["properties"])
+
     assert props("kernel_map_extends.schema.json") == props("kernel_map.schema.json") | {"extends"}
 
 

@@ -18,8 +18,13 @@ def generated():
     cwd = os.getcwd()
     os.chdir(workspace_root())  # the stamp names the circuit relative to the workspace
     try:
-        r = compile_circuit(TOY_ARGS_REL["circuit"], TOY_ARGS_REL["kernel_maps"], TOY_ARGS_REL["config"],
-                            TOY_ARGS_REL["manifest"], "toy")
+        r = compile_circuit(
+            TOY_ARGS_REL["circuit"],
+            TOY_ARGS_REL["kernel_maps"],
+            TOY_ARGS_REL["config"],
+            TOY_ARGS_REL["manifest"],
+            "toy",
+        )
     finally:
         os.chdir(cwd)
     files = dict(r.files)
@@ -35,7 +40,9 @@ def test_matches_golden():
         with open(os.path.join(GOLDEN, name), encoding="utf-8") as f:
             want = f.read()
         if text != want:
-            diff = "".join(difflib.unified_diff(want.splitlines(True), text.splitlines(True), f"golden/{name}", name, n=2))
+            diff = "".join(
+                difflib.unified_diff(want.splitlines(True), text.splitlines(True), f"golden/{name}", name, n=2)
+            )
             raise AssertionError(f"{name} differs from the golden file:\n{diff[:6000]}")
 
 
@@ -46,8 +53,13 @@ def test_rebuild_is_byte_identical():
 def test_stamp_and_prefix():
     files = generated()
     c = files["ckw_toy_decoder.c"]
-    assert c.startswith("// Generated from tools/codegen/testdata/toy/toy_decoder.json by //tools/codegen. Do not edit.")
-    assert "int ckw_toy_decoder_decode(ckw_toy_decoder_handle *h, int32_t tokens, float *logits)" in files["ckw_toy_decoder.h"]
+    assert c.startswith(
+        "// Generated from tools/codegen/testdata/toy/toy_decoder.json by //tools/codegen. Do not edit."
+    )
+    assert (
+        "int ckw_toy_decoder_decode(ckw_toy_decoder_handle *h, int32_t tokens, float *logits)"
+        in files["ckw_toy_decoder.h"]
+    )
 
 
 if __name__ == "__main__":

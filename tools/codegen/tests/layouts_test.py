@@ -9,8 +9,10 @@ from tools.codegen.testing.toy import circuit, converter, run_pytest, unary, wri
 
 PRODUCER = unary("ckw_tok", "producer", "token_major", "token_major")
 CONSUMER = unary("ckw_head", "consumer", "head_major", "head_major")
-OPS = [{"name": "producer", "kind": "producer", "inputs": {"x": "external:x"}},
-       {"name": "consumer", "kind": "consumer", "inputs": {"x": "op:producer.y"}}]
+OPS = [
+    {"name": "producer", "kind": "producer", "inputs": {"x": "external:x"}},
+    {"name": "consumer", "kind": "consumer", "inputs": {"x": "op:producer.y"}},
+]
 
 
 def join(tmp_path, maps):
@@ -25,22 +27,33 @@ def kernels(pg):
 
 
 def test_route_through_cheapest_converter(tmp_path):
-    maps = [PRODUCER, CONSUMER, converter("ckw_slow", "token_major", "head_major", 5),
-            converter("ckw_fast", "token_major", "head_major", 2)]
+    maps = [
+        PRODUCER,
+        CONSUMER,
+        converter("ckw_slow", "token_major", "head_major", 5),
+        converter("ckw_fast", "token_major", "head_major", 2),
+    ]
     assert kernels(join(tmp_path, maps)) == ["ckw_tok", "ckw_fast", "ckw_head"]
 
 
 def test_two_step_chain_wins_when_cheaper(tmp_path):
-    maps = [PRODUCER, CONSUMER, converter("ckw_direct", "token_major", "head_major", 5),
-            converter("ckw_a", "token_major", "channel_major", 1), converter("ckw_b", "channel_major", "head_major", 1)]
+    maps = [
+        PRODUCER,
+        CONSUMER,
+        converter("ckw_direct", "token_major", "head_major", 5),
+        converter("ckw_a", "token_major", "channel_major", 1),
+        converter("ckw_b", "channel_major", "head_major", 1),
+    ]
     assert kernels(join(tmp_path, maps)) == ["ckw_tok", "ckw_a", "ckw_b", "ckw_head"]
 
 
 def test_no_route_names_both_endpoints(tmp_path):
     with pytest.raises(CompileError) as e:
         join(tmp_path, [PRODUCER, CONSUMER])
-    assert str(e.value) == ("producer:y/token_major/arena -> consumer:x/head_major/arena: no route: "
-                            "no declared converter chain from token_major to head_major for f32")
+    assert str(e.value) == (
+        "producer:y/token_major/arena -> consumer:x/head_major/arena: no route: "
+        "no declared converter chain from token_major to head_major for f32"
+    )
 
 
 def test_converter_in_the_wrong_direction_is_no_route(tmp_path):
@@ -49,8 +62,12 @@ def test_converter_in_the_wrong_direction_is_no_route(tmp_path):
 
 
 def test_tie_is_an_error(tmp_path):
-    maps = [PRODUCER, CONSUMER, converter("ckw_one", "token_major", "head_major", 2),
-            converter("ckw_two", "token_major", "head_major", 2)]
+    maps = [
+        PRODUCER,
+        CONSUMER,
+        converter("ckw_one", "token_major", "head_major", 2),
+        converter("ckw_two", "token_major", "head_major", 2),
+    ]
     with pytest.raises(CompileError) as e:
         join(tmp_path, maps)
     assert str(e.value).startswith("producer:y/token_major/arena -> consumer:x/head_major/arena: tie:")

@@ -5,14 +5,20 @@ import json
 import pathlib
 import tempfile
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tools.codegen import plan
 from tools.codegen.compiler import compile_circuit
 from tools.codegen.testing.toy import TOY, circuit, kmap, port, run_pytest, write_case
 
-ADD = kmap("ckw_add", "add", {"x": port("input", ["M", "N"]), "r": port("input", ["M", "N"]),
-                              "y": port("output", ["M", "N"])}, ["M", "N"], scratch="4 * M * N")
+ADD = kmap(
+    "ckw_add",
+    "add",
+    {"x": port("input", ["M", "N"]), "r": port("input", ["M", "N"]), "y": port("output", ["M", "N"])},
+    ["M", "N"],
+    scratch="4 * M * N",
+)
 
 
 def assert_sound(arena, buffers):
@@ -30,16 +36,26 @@ def test_random_lifetimes_never_overlap(specs):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 100), st.integers(0, 100)), min_size=1, max_size=12),
-       st.integers(1, 9), st.integers(1, 33))
+@given(
+    st.lists(st.tuples(st.integers(0, 100), st.integers(0, 100)), min_size=1, max_size=12),
+    st.integers(1, 9),
+    st.integers(1, 33),
+)
 def test_random_circuits_never_overlap(picks, t, d):
     """Random DAGs of `add` ops: each reads two earlier values (or the input)."""
     ops = []
     for i, (a, b) in enumerate(picks):
         src = ["external:x"] + [f"op:n{j}.y" for j in range(i)]
         ops.append({"name": f"n{i}", "kind": "add", "inputs": {"x": src[a % len(src)], "r": src[b % len(src)]}})
-    outputs = {"out": {"from": f"op:n{len(ops) - 1}.y", "dtype": "f32", "shape": ["T", "D"],
-                       "layout": "token_major", "phases": ["run"]}}
+    outputs = {
+        "out": {
+            "from": f"op:n{len(ops) - 1}.y",
+            "dtype": "f32",
+            "shape": ["T", "D"],
+            "layout": "token_major",
+            "phases": ["run"],
+        }
+    }
     with tempfile.TemporaryDirectory() as tmp:
         result = compile_circuit(**write_case(pathlib.Path(tmp), circuit(ops, outputs), [ADD], {"t": t, "d": d}))
     for p in result.plans:
@@ -48,8 +64,9 @@ def test_random_circuits_never_overlap(picks, t, d):
 
 
 def test_toy_plans_never_overlap():
-    result = compile_circuit(f"{TOY}/toy_decoder.json", [f"{TOY}/kernels"], f"{TOY}/config.json",
-                             f"{TOY}/manifest.json", "toy")
+    result = compile_circuit(
+        f"{TOY}/toy_decoder.json", [f"{TOY}/kernels"], f"{TOY}/config.json", f"{TOY}/manifest.json", "toy"
+    )
     assert len(result.plans) == 2
     for p in result.plans:
         buffers = [plan.Buffer(a["id"], a["bytes"], a["live"][0], a["live"][1], a["offset"]) for a in p["arena"]]

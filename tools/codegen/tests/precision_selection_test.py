@@ -36,8 +36,12 @@ def manifest_of(tmp_path, precision) -> str:
 
 def reasons_for(result, kernel):
     """Why `kernel` was turned away, at every attention op (other ops: not its kind)."""
-    return [c["rejected"] for group in result.explain["candidates"] for c in group
-            if c["kernel"] == kernel and not (c["rejected"] or "").startswith("provides ")]
+    return [
+        c["rejected"]
+        for group in result.explain["candidates"]
+        for c in group
+        if c["kernel"] == kernel and not (c["rejected"] or "").startswith("provides ")
+    ]
 
 
 def attention_kernels(result):
@@ -45,8 +49,9 @@ def attention_kernels(result):
 
 
 def test_the_build_a_map_is_made_for_chooses_it(tmp_path):
-    result = compile_circuit(CIRCUIT, [MAPS, bf16_attention_maps(tmp_path)], CONFIG, manifest_of(tmp_path, "bf16"),
-                             "toy")
+    result = compile_circuit(
+        CIRCUIT, [MAPS, bf16_attention_maps(tmp_path)], CONFIG, manifest_of(tmp_path, "bf16"), "toy"
+    )
     assert attention_kernels(result) == {"ckw_bf16_attention"}
     reasons = reasons_for(result, "ckw_f32_attention")
     assert reasons and all(r == "a map made for the bf16 build provides it" for r in reasons), reasons
@@ -67,8 +72,11 @@ def test_other_builds_turn_it_away_and_their_c_is_unchanged(tmp_path, precision)
 
 def test_two_maps_made_for_one_build_are_an_error(tmp_path):
     maps = [MAPS, bf16_attention_maps(tmp_path), bf16_attention_maps(tmp_path, "more", "ckw_bf16_attention_2")]
-    with pytest.raises(CompileError, match=r"two or more providers for kind 'attention'.*ckw_bf16_attention \(.*"
-                                           r"ckw_bf16_attention_2"):
+    with pytest.raises(
+        CompileError,
+        match=r"two or more providers for kind 'attention'.*ckw_bf16_attention \(.*"
+        r"ckw_bf16_attention_2",
+    ):
         compile_circuit(CIRCUIT, maps, CONFIG, manifest_of(tmp_path, "bf16"), "toy")
 
 

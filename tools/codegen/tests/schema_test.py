@@ -10,8 +10,12 @@ from tools.codegen.compiler import compile_circuit
 from tools.codegen.errors import CompileError
 from tools.codegen.testing.toy import TOY, circuit, kmap, port, run_pytest, unary, write_case
 
-ADD = kmap("ckw_add", "add", {"x": port("input", ["M", "N"]), "r": port("input", ["M", "N"]),
-                              "y": port("output", ["M", "N"])}, ["M", "N"])
+ADD = kmap(
+    "ckw_add",
+    "add",
+    {"x": port("input", ["M", "N"]), "r": port("input", ["M", "N"]), "y": port("output", ["M", "N"])},
+    ["M", "N"],
+)
 RELU = unary("ckw_relu", "relu")
 
 
@@ -53,8 +57,12 @@ def test_dangling_edge(tmp_path):
 
 
 def test_dangling_edge_to_later_op(tmp_path):
-    c = circuit([{"name": "a", "kind": "relu", "inputs": {"x": "op:b.y"}},
-                 {"name": "b", "kind": "relu", "inputs": {"x": "external:x"}}])
+    c = circuit(
+        [
+            {"name": "a", "kind": "relu", "inputs": {"x": "op:b.y"}},
+            {"name": "b", "kind": "relu", "inputs": {"x": "external:x"}},
+        ]
+    )
     assert "no op 'b' is defined before this one" in compile_error(tmp_path, c, [RELU])
 
 
@@ -85,9 +93,12 @@ def test_nonpositive_dim_is_a_hard_error(tmp_path):
 
 
 def test_valid_case_compiles(tmp_path):
-    c = circuit([{"name": "a", "kind": "relu", "inputs": {"x": "external:x"}}],
-                outputs={"y": {"from": "op:a.y", "dtype": "f32", "shape": ["T", "D"], "layout": "token_major",
-                               "phases": ["run"]}})
+    c = circuit(
+        [{"name": "a", "kind": "relu", "inputs": {"x": "external:x"}}],
+        outputs={
+            "y": {"from": "op:a.y", "dtype": "f32", "shape": ["T", "D"], "layout": "token_major", "phases": ["run"]}
+        },
+    )
     result = compile_circuit(**write_case(tmp_path, c, [RELU]))
     assert json.dumps(result.plans)
 
@@ -109,8 +120,9 @@ def relu_circuit():
 
 
 def test_split_over_a_reduction_dim_is_refused(tmp_path):
-    m = split_relu(dict(ROWS, split="N", chunk={"y": "start", "N": "count"}),
-                   contract={"kind": "float", "reduction_dim": "N"})
+    m = split_relu(
+        dict(ROWS, split="N", chunk={"y": "start", "N": "count"}), contract={"kind": "float", "reduction_dim": "N"}
+    )
     msg = compile_error(tmp_path, relu_circuit(), [m])
     assert "maps/ckw_relu.json: /parallel/0/split: 'N' is a reduction dim" in msg and "split over outputs only" in msg
 
@@ -153,7 +165,9 @@ def test_split_call_runs_on_the_pool_and_short_calls_run_whole(tmp_path):
     scratch["parallel"] = [ROWS]
     text, ir = generated_c(tmp_path, [scratch], {"t": 8, "d": 4})  # 640 scratch bytes per thread
     assert ir["threads"]["scratch_bytes"] == 640
-    assert "slot == 0 ? a->scratch : (void *)(a->ckw_threads_scratch + (slot - 1) * kLibrary.thread_scratch_bytes)" in text
+    assert (
+        "slot == 0 ? a->scratch : (void *)(a->ckw_threads_scratch + (slot - 1) * kLibrary.thread_scratch_bytes)" in text
+    )
     text, ir = generated_c(tmp_path, [split_relu(ROWS)], {"t": 3, "d": 4})  # 3 rows < 2 chunks of 2
     assert "ckw_pool_run" not in text and "pthread" not in text and ir["threads"]["pool"] is False
 
@@ -161,9 +175,11 @@ def test_split_call_runs_on_the_pool_and_short_calls_run_whole(tmp_path):
 def test_split_too_short_at_run_time_falls_through_to_the_next_option(tmp_path):
     # Rows known only at run time (1..8): the row split needs two chunks of its grain, so fewer
     # rows split over columns; a last option needs no test (one chunk is the whole call).
-    c = circuit([{"name": "a", "kind": "relu", "inputs": {"x": "external:x"}}],
-                outputs={"y": dict(RELU_OUT["y"], shape=["n", "D"])},
-                externals={"x": {"role": "input", "dtype": "f32", "shape": ["n", "D"], "layout": "token_major"}})
+    c = circuit(
+        [{"name": "a", "kind": "relu", "inputs": {"x": "external:x"}}],
+        outputs={"y": dict(RELU_OUT["y"], shape=["n", "D"])},
+        externals={"x": {"role": "input", "dtype": "f32", "shape": ["n", "D"], "layout": "token_major"}},
+    )
     c["runtime"] = {"n": {"doc": "rows in this call"}}
     c["phases"] = {"run": {"runtime": {"n": {"arg": True, "min": 1, "max": "T"}}}}
     cols = dict(split="N", grain=2, chunk={"y": "start", "x": "start", "N": "count"})
@@ -174,8 +190,10 @@ def test_split_too_short_at_run_time_falls_through_to_the_next_option(tmp_path):
         return compile_circuit(**args).files["ckw_t_p.c"]
 
     text = generated(ROWS, cols)
-    assert ("    if (n >= 4)\n      ckw_pool_run(h->base.pool, n, 2, ckw_relu__chunk0, &args);\n"
-            "    else\n      ckw_pool_run(h->base.pool, 8, 2, ckw_relu__chunk1, &args);\n") in text
+    assert (
+        "    if (n >= 4)\n      ckw_pool_run(h->base.pool, n, 2, ckw_relu__chunk0, &args);\n"
+        "    else\n      ckw_pool_run(h->base.pool, 8, 2, ckw_relu__chunk1, &args);\n"
+    ) in text
     text = generated(ROWS)
     assert "ckw_pool_run(h->base.pool, n, 2, ckw_relu__chunk0, &args);" in text and "n >= 4" not in text
 
@@ -190,8 +208,14 @@ def toy_with_contracts(tmp_path, contracts):
             op["contract"] = contracts[op["name"]]
     path.write_text(json.dumps(data))
     d = str(tmp_path / "toy")
-    return dict(circuit_path=str(path), kernel_map_paths=[f"{d}/kernels"], config_path=f"{d}/config.json",
-                manifest_path=None, variant="toy", check_only=True)
+    return dict(
+        circuit_path=str(path),
+        kernel_map_paths=[f"{d}/kernels"],
+        config_path=f"{d}/config.json",
+        manifest_path=None,
+        variant="toy",
+        check_only=True,
+    )
 
 
 def test_circuit_tolerance_disagreeing_with_the_kernel_map_fails(tmp_path):
@@ -202,27 +226,34 @@ def test_circuit_tolerance_disagreeing_with_the_kernel_map_fails(tmp_path):
     assert str(e.value) == (
         f"{args['circuit_path']}: /ops/2 (logits): /contract/tolerance_c: the circuit states 64.0 but kernel "
         f"ckw_f32_logits ({logits_map}) states /contract/tolerance_c 4.0: the kernel map is the source of truth; "
-        "drop tolerance_c from the circuit or make the two agree")
+        "drop tolerance_c from the circuit or make the two agree"
+    )
 
 
 def test_circuit_contract_kind_disagreeing_with_the_kernel_map_fails(tmp_path):
     args = toy_with_contracts(tmp_path, {"embed": {"kind": "float", "tolerance_c": 1.0}})
     with pytest.raises(CompileError) as e:
         compile_circuit(**args)
-    assert "/ops/0 (embed): /contract/kind: the circuit states 'float' but kernel ckw_f32_embed_positions" in str(e.value)
+    assert "/ops/0 (embed): /contract/kind: the circuit states 'float' but kernel ckw_f32_embed_positions" in str(
+        e.value
+    )
     assert "embed.json) states /contract/kind 'exact'" in str(e.value)
 
 
 def test_circuit_tolerance_for_a_map_without_one_fails(tmp_path):
     args = toy_with_contracts(tmp_path, {"embed": {"kind": "exact", "tolerance_c": 0.0}})
-    with pytest.raises(CompileError, match=r"/ops/0 \(embed\): /contract/tolerance_c: the circuit states 0.0 but "
-                                           r"kernel ckw_f32_embed_positions \(.*embed.json\) states /contract/tolerance_c none"):
+    with pytest.raises(
+        CompileError,
+        match=r"/ops/0 \(embed\): /contract/tolerance_c: the circuit states 0.0 but "
+        r"kernel ckw_f32_embed_positions \(.*embed.json\) states /contract/tolerance_c none",
+    ):
         compile_circuit(**args)
 
 
 def test_circuit_contract_agreeing_with_the_kernel_map_compiles(tmp_path):
-    args = toy_with_contracts(tmp_path, {"logits": {"kind": "float", "reference": "x @ w.T", "tolerance_c": 4},
-                                         "embed": {"kind": "exact"}})
+    args = toy_with_contracts(
+        tmp_path, {"logits": {"kind": "float", "reference": "x @ w.T", "tolerance_c": 4}, "embed": {"kind": "exact"}}
+    )
     assert compile_circuit(**args).plans
 
 

@@ -62,8 +62,12 @@ def kernels_of(result, suffix):
 
 def writers(result):
     """Converter calls per state instance they write: {'state:cross_k[0,0]': kernel}."""
-    return {c["node"].split("<-")[0]: c["kernel"] for p in result.ir["phases"] for c in p["calls"]
-            if c["node"].startswith("state:")}
+    return {
+        c["node"].split("<-")[0]: c["kernel"]
+        for p in result.ir["phases"]
+        for c in p["calls"]
+        if c["node"].startswith("state:")
+    }
 
 
 def regions(result):
@@ -82,8 +86,12 @@ def test_the_narrow_state_chooses_its_readers_and_writers(tmp_path):
     narrow, wide = regions(result), regions(f32)
     assert narrow["state:cross_k"]["dtype"] == "f16" and narrow["state:self_k"] == wide["state:self_k"]
     elements = 2 * 5 * 4  # [n_heads, mem_len, head_dim]
-    assert wide["state:cross_k"]["instance_bytes"] >= 4 * elements > narrow["state:cross_k"]["instance_bytes"] \
+    assert (
+        wide["state:cross_k"]["instance_bytes"]
+        >= 4 * elements
+        > narrow["state:cross_k"]["instance_bytes"]
         >= 2 * elements
+    )
     assert result.ir["state_bytes"] < f32.ir["state_bytes"]
 
 
@@ -95,17 +103,25 @@ def test_without_narrow_states_the_c_is_unchanged(tmp_path):
 
 
 def test_no_kernel_reads_the_narrow_state(tmp_path):
-    with pytest.raises(CompileError, match=r"no provider: no kernel map provides kind 'attention'.*ckw_f32_attention "
-                                           r"\(.*: port 'k' reads f32, but state cross_k is f16\)"):
-        compile_circuit(CIRCUIT, [MAPS, f16_maps(tmp_path, attention=False)], CONFIG,
-                        manifest_with(tmp_path, F16_KV), "toy")
+    with pytest.raises(
+        CompileError,
+        match=r"no provider: no kernel map provides kind 'attention'.*ckw_f32_attention "
+        r"\(.*: port 'k' reads f32, but state cross_k is f16\)",
+    ):
+        compile_circuit(
+            CIRCUIT, [MAPS, f16_maps(tmp_path, attention=False)], CONFIG, manifest_with(tmp_path, F16_KV), "toy"
+        )
 
 
 def test_no_converter_writes_the_narrow_state(tmp_path):
-    with pytest.raises(CompileError, match=r"-> state:cross_k.*no route: no declared converter chain from token_major "
-                                           r"to head_major for f32 to f16"):
-        compile_circuit(CIRCUIT, [MAPS, f16_maps(tmp_path, converter=False)], CONFIG,
-                        manifest_with(tmp_path, F16_KV), "toy")
+    with pytest.raises(
+        CompileError,
+        match=r"-> state:cross_k.*no route: no declared converter chain from token_major "
+        r"to head_major for f32 to f16",
+    ):
+        compile_circuit(
+            CIRCUIT, [MAPS, f16_maps(tmp_path, converter=False)], CONFIG, manifest_with(tmp_path, F16_KV), "toy"
+        )
 
 
 @pytest.mark.parametrize("states", [{"cross_k": "half"}, ["cross_k"], {"cross_k": "float16"}])

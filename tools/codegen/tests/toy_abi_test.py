@@ -117,11 +117,16 @@ class ToyAbiTest(ToyBase):
         tuned = bytearray(toy_weights(manifest))
         first = manifest["tensors"][0]
         values = np.frombuffer(tuned, np.float32, first["nbytes"] // 4, first["offset"]).copy()
-        tuned[first["offset"]:first["offset"] + first["nbytes"]] = (values * 1.5).tobytes()
+        tuned[first["offset"] : first["offset"] + first["nbytes"]] = (values * 1.5).tobytes()
         self.assertEqual(self.create_with(bytes(tuned)), abi.E_WEIGHTS_CORRUPT)  # the toy's own manifest
-        entries = [dict(t, sha256=hashlib.sha256(tuned[t["offset"]:t["offset"] + t["nbytes"]]).hexdigest(),
-                        xxh64=xxhash.xxh64_hexdigest(tuned[t["offset"]:t["offset"] + t["nbytes"]]))
-                   for t in manifest["tensors"]]
+        entries = [
+            dict(
+                t,
+                sha256=hashlib.sha256(tuned[t["offset"] : t["offset"] + t["nbytes"]]).hexdigest(),
+                xxh64=xxhash.xxh64_hexdigest(tuned[t["offset"] : t["offset"] + t["nbytes"]]),
+            )
+            for t in manifest["tensors"]
+        ]
         tuned_manifest = dict(manifest, tensors=entries, manifest_sha256=tensors_digest(entries))
         self.assertEqual(tuned_manifest["layout_sha256"], manifest["layout_sha256"])
         self.assertEqual(self.create_with(bytes(tuned), tuned_manifest), OK)
@@ -287,9 +292,16 @@ def attention(q, k, v, H, causal, q0):
 
 def toy_reference(weights, manifest, config, tokens, memory):
     """The toy circuit in numpy (float64): every op output by its edge name, all rows 0..T-1."""
-    W = {t["name"]: np.frombuffer(weights, np.float32, int(np.prod(t["shape"])), t["offset"]).reshape(t["shape"])
-         .astype(np.float64) for t in manifest["tensors"]}
-    lin = lambda x, p: x @ W[p + ".w"].T + W[p + ".b"]  # noqa: E731
+    W = {
+        t["name"]: np.frombuffer(weights, np.float32, int(np.prod(t["shape"])), t["offset"])
+        .reshape(t["shape"])
+        .astype(np.float64)
+        for t in manifest["tensors"]
+    }
+
+    def lin(x, p):
+        return x @ W[p + ".w"].T + W[p + ".b"]
+
     H = config["n_head"]
     edges = {"embed.y": W["embed.tokens"][tokens] + W["embed.positions"][: len(tokens)]}
     x = edges["embed.y"]
@@ -313,7 +325,7 @@ def head_major(rows, H, capacity, first_row=0):
     """Token rows [T, H*Dh] placed at rows first_row.. of a zeroed [H, capacity, Dh] cache."""
     T, Dh = rows.shape[0], rows.shape[1] // H
     cache = np.zeros((H, capacity, Dh))
-    cache[:, first_row:first_row + T] = rows.reshape(T, H, Dh).transpose(1, 0, 2)
+    cache[:, first_row : first_row + T] = rows.reshape(T, H, Dh).transpose(1, 0, 2)
     return cache
 
 
@@ -353,11 +365,19 @@ class ToyTapTest(ToyBase):
             self.assert_edge(rec, name, want if mem_rows else want[:T])
         for i in range(self.config["n_layer"]):
             # Cache writes: the whole (zero-initialised) cache instance, this call's rows in place.
-            self.assert_edge(rec, f"state:self_k[{i},0]<-head_major.y", head_major(ref[f"blocks.{i}.k_proj.y"][:T], H, C))
-            self.assert_edge(rec, f"state:self_v[{i},0]<-head_major.y", head_major(ref[f"blocks.{i}.v_proj.y"][:T], H, C))
+            self.assert_edge(
+                rec, f"state:self_k[{i},0]<-head_major.y", head_major(ref[f"blocks.{i}.k_proj.y"][:T], H, C)
+            )
+            self.assert_edge(
+                rec, f"state:self_v[{i},0]<-head_major.y", head_major(ref[f"blocks.{i}.v_proj.y"][:T], H, C)
+            )
             mem = self.config["mem_len"]
-            self.assert_edge(rec, f"state:cross_k[{i},0]<-head_major.y", head_major(ref[f"blocks.{i}.cross_k_proj.y"], H, mem))
-            self.assert_edge(rec, f"state:cross_v[{i},0]<-head_major.y", head_major(ref[f"blocks.{i}.cross_v_proj.y"], H, mem))
+            self.assert_edge(
+                rec, f"state:cross_k[{i},0]<-head_major.y", head_major(ref[f"blocks.{i}.cross_k_proj.y"], H, mem)
+            )
+            self.assert_edge(
+                rec, f"state:cross_v[{i},0]<-head_major.y", head_major(ref[f"blocks.{i}.cross_v_proj.y"], H, mem)
+            )
         np.testing.assert_array_equal(rec.get("logits.y"), logits)  # the caller's buffer itself
 
     def test_decode_reports_rows_of_the_step_and_the_cache_view(self):
@@ -417,15 +437,22 @@ class ToyCallStateTest(ToyBase):
     def setUpClass(cls):
         super().setUpClass()
         lib = cls.lib
-        cls.memory = np.random.default_rng(3).standard_normal(
-            (lib.call("dim", b"mem_len"), lib.call("dim", b"d_model"))).astype(np.float32)
+        cls.memory = (
+            np.random.default_rng(3)
+            .standard_normal((lib.call("dim", b"mem_len"), lib.call("dim", b"d_model")))
+            .astype(np.float32)
+        )
 
     def test_reentrant_calls_are_refused(self):
         h = self.handle()
         V = self.call("dim", b"n_vocab")
-        for name, args in (("decode", (4, np.zeros((1, V), np.float32))), ("reset", ()),
-                           ("set_memory", (self.memory,)), ("set_tap", (TAP_FN(), None)),
-                           ("prefill", (np.array([1], np.int32), 1, np.zeros((1, V), np.float32)))):
+        for name, args in (
+            ("decode", (4, np.zeros((1, V), np.float32))),
+            ("reset", ()),
+            ("set_memory", (self.memory,)),
+            ("set_tap", (TAP_FN(), None)),
+            ("prefill", (np.array([1], np.int32), 1, np.zeros((1, V), np.float32))),
+        ):
             rc, inner = self.prefill_with_tap(h, lambda h, name=name, args=args: self.call(name, h, *args))
             self.assertEqual((rc, inner), (OK, abi.E_BUSY), name)
         self.assertEqual(self.call("position", h), 2)  # the refused reset changed nothing

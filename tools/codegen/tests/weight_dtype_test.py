@@ -55,8 +55,12 @@ def test_f32_checkpoint_selects_f32_kernels_and_the_c_is_unchanged():
         assert both.files[name] == alone.files[name], name
     assert {c["kernel"] for c in calls(both, "blocks.0.q_proj")} == {"ckw_f32_gemm_nt_bias"}
     # explain.json records why the bf16 map was turned away
-    reasons = [c["rejected"] for group in both.explain["candidates"] for c in group
-               if c["kernel"] == "ckw_bf16w_gemm_nt_bias" and c["rejected"] and c["rejected"].startswith("port")]
+    reasons = [
+        c["rejected"]
+        for group in both.explain["candidates"]
+        for c in group
+        if c["kernel"] == "ckw_bf16w_gemm_nt_bias" and c["rejected"] and c["rejected"].startswith("port")
+    ]
     assert reasons and all("reads bf16, but weight" in r and "is f32" in r for r in reasons)
 
 
@@ -118,8 +122,10 @@ def test_lower_refuses_a_weight_whose_dtype_or_size_is_not_the_ports(tmp_path):
     w = Weight("blocks.0.q.w", ("d_model", "d_model"))
     env = {"d_model": 8}
     assert weights.resolve(w, env, "here", "bf16") % 64 == 0
-    with pytest.raises(CompileError, match="has dtype bf16 in m.json, but the port reads f32: a weight's dtype "
-                                           "must equal the port's dtype"):
+    with pytest.raises(
+        CompileError,
+        match="has dtype bf16 in m.json, but the port reads f32: a weight's dtype must equal the port's dtype",
+    ):
         weights.resolve(w, env, "here", "f32")
     t = next(t for t in manifest["tensors"] if t["name"] == "blocks.0.q.w")
     t["nbytes"] = 256
@@ -139,8 +145,14 @@ def int8_maps_and_manifest(tmp_path, scales=True):
     m = json.loads(open(os.path.join(BF16_MAPS, "linear_bf16w.json")).read())
     m["kernel"] = "ckw_i8w_gemm_nt_bias"
     m["ports"]["w"]["dtype"] = "i8"
-    m["ports"]["w_scale"] = {"role": "weight", "dtype": "f32", "shape": ["N"], "layout": "vector",
-                             "placement": "weights", "companion": {"of": "w", "suffix": ".scale", "axes": [0]}}
+    m["ports"]["w_scale"] = {
+        "role": "weight",
+        "dtype": "f32",
+        "shape": ["N"],
+        "layout": "vector",
+        "placement": "weights",
+        "companion": {"of": "w", "suffix": ".scale", "axes": [0]},
+    }
     m["abi"].insert(3, {"arg": "w_scale", "ctype": "const float *", "bind": "port:w_scale"})
     for a in m["abi"]:
         if a["arg"] == "w":
@@ -153,8 +165,9 @@ def int8_maps_and_manifest(tmp_path, scales=True):
         if t["name"].endswith(BF16_SUFFIXES):
             t["dtype"], t["nbytes"] = "i8", t["nbytes"] // 4
             if scales:
-                tensors.append(dict(t, name=t["name"] + ".scale", dtype="f32", shape=t["shape"][:1],
-                                    nbytes=4 * t["shape"][0]))
+                tensors.append(
+                    dict(t, name=t["name"] + ".scale", dtype="f32", shape=t["shape"][:1], nbytes=4 * t["shape"][0])
+                )
         tensors.append(t)
     offset = 0
     for t in tensors:

@@ -32,9 +32,11 @@ _NARROW = {
     "i8": lambda name, x: list(zip(("", SCALE_SUFFIX), ("i8", "f32"), int8.quantize_rows(x, name))),
 }
 # dtype -> how its values were made (the manifest's derived_from/rounding)
-_ROUNDING = {"bf16": "round to nearest even; NaN stays NaN",
-             "i8": "per output channel: scale = max|row| / 127 (f32), q = round half to even of w / scale in "
-                   "[-127, 127], stored with its scales as <name>" + SCALE_SUFFIX}
+_ROUNDING = {
+    "bf16": "round to nearest even; NaN stays NaN",
+    "i8": "per output channel: scale = max|row| / 127 (f32), q = round half to even of w / scale in "
+    "[-127, 127], stored with its scales as <name>" + SCALE_SUFFIX,
+}
 
 
 def derive(policy_path: str, source: str, out_dir: str, policy_name: str | None = None) -> dict:
@@ -61,11 +63,15 @@ def derive(policy_path: str, source: str, out_dir: str, policy_name: str | None 
     with pack.staged(out_dir) as tmp:
         entries, nbytes, weights_sha = pack.write_weights(tensors(), os.path.join(tmp, "weights.bin"))
         # Not "layout_sha256": the generated create() reads the first key of that name in the file.
-        derived_from = {"source_manifest_sha256": src.manifest_sha256, "policy": policy_name or policy_path,
-                        "rounding": "; ".join(_ROUNDING[d] for d in sorted(policy.dtypes))}
+        derived_from = {
+            "source_manifest_sha256": src.manifest_sha256,
+            "policy": policy_name or policy_path,
+            "rounding": "; ".join(_ROUNDING[d] for d in sorted(policy.dtypes)),
+        }
         states = {"state_dtypes": policy.states} if policy.states else {}
-        manifest = pack.manifest_for(entries, nbytes, weights_sha, variant, precision=policy.precision,
-                                     derived_from=derived_from, **states)
+        manifest = pack.manifest_for(
+            entries, nbytes, weights_sha, variant, precision=policy.precision, derived_from=derived_from, **states
+        )
         config = dict(src.config, manifest_sha256=manifest["manifest_sha256"], precision=policy.precision)
         counts = {d: sum(1 for v in dtypes.values() if v == d) for d in sorted(set(dtypes.values()))}
         audit = {
@@ -79,7 +85,7 @@ def derive(policy_path: str, source: str, out_dir: str, policy_name: str | None 
             "counts": counts,
             "manifest_sha256": manifest["manifest_sha256"],
             "verdict": f"DERIVED: {len(dtypes)} tensors ({', '.join(f'{n} {d}' for d, n in counts.items())}) from "
-                       f"manifest {src.manifest_sha256[:12]}",
+            f"manifest {src.manifest_sha256[:12]}",
         }
         pack.dump(os.path.join(tmp, "manifest.json"), manifest)
         pack.dump(os.path.join(tmp, "model_config.json"), config)

@@ -29,13 +29,16 @@ def policy_path(precision: str) -> str:
     here = os.path.dirname(os.path.abspath(__file__))  # <root>/models/whisper/checkpoint/precision
     path = os.path.join(os.path.dirname(os.path.dirname(here)), f"precision_{precision}.json")
     if not os.path.isfile(path):
-        raise CheckpointError(f"{path}: no precision policy for {precision!r}; add //{POLICY_FOLDER}:precision_"
-                              f"{precision}.json to the target's data")
+        raise CheckpointError(
+            f"{path}: no precision policy for {precision!r}; add //{POLICY_FOLDER}:precision_"
+            f"{precision}.json to the target's data"
+        )
     return path
 
 
-def derived(checkpoint_dir: str, precision: str, log: Callable[[str], None] | None = None,
-            cache_root: str | None = None) -> str:
+def derived(
+    checkpoint_dir: str, precision: str, log: Callable[[str], None] | None = None, cache_root: str | None = None
+) -> str:
     """The packed checkpoint at `precision` derived from the fp32 one in `checkpoint_dir` (that
     directory itself for fp32); CheckpointError of one line when it cannot be written."""
     if precision == "fp32":
@@ -56,6 +59,8 @@ def derived(checkpoint_dir: str, precision: str, log: Callable[[str], None] | No
     try:
         derive.derive(policy, checkpoint_dir, final, policy_name=f"{POLICY_FOLDER}/{os.path.basename(policy)}")
     except OSError as e:
-        raise CheckpointError(f"{final}: cannot write the derived checkpoint ({e}); set {store.CACHE_ENV} to a "
-                              "writable directory with room for it") from e
+        raise CheckpointError(
+            f"{final}: cannot write the derived checkpoint ({e}); set {store.CACHE_ENV} to a "
+            "writable directory with room for it"
+        ) from e
     return final

@@ -14,8 +14,9 @@ def quantize_rows(x: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
     """(q int8 of x's shape, scale float32 [rows])."""
     rows = np.asarray(x, dtype=np.float64).reshape(x.shape[0], -1)
     if not np.isfinite(rows).all():
-        raise CheckpointError(f"tensor {name}: holds NaN or infinity, which int8 cannot store; derive from a finite "
-                              "checkpoint")
+        raise CheckpointError(
+            f"tensor {name}: holds NaN or infinity, which int8 cannot store; derive from a finite checkpoint"
+        )
     scale = (np.abs(rows).max(axis=1) / 127.0).astype("<f4")
     divisor = np.where(scale > 0, scale.astype(np.float64), 1.0)
     q = np.clip(np.rint(rows / divisor[:, None]), -127, 127).astype("|i1")

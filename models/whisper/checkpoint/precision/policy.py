@@ -43,17 +43,20 @@ def load(path: str) -> Policy:
         raise CheckpointError(f"{path}: /format: expected {FORMAT!r}")
     unknown = sorted(set(data) - {"format", "precision", "doc", "dtypes", "states"})
     if unknown:
-        raise CheckpointError(f"{path}: /{unknown[0]}: unknown key; a policy has format, precision, doc, dtypes "
-                              "and states")
+        raise CheckpointError(
+            f"{path}: /{unknown[0]}: unknown key; a policy has format, precision, doc, dtypes and states"
+        )
     if not isinstance(data.get("precision"), str) or not data["precision"].isidentifier():
-        raise CheckpointError(f"{path}: /precision: expected a name such as \"bf16\"")
+        raise CheckpointError(f'{path}: /precision: expected a name such as "bf16"')
     dtypes = data.get("dtypes")
     if not isinstance(dtypes, dict) or not dtypes:
         raise CheckpointError(f"{path}: /dtypes: expected {{dtype: [name patterns]}}")
     for dtype, patterns in dtypes.items():
         if dtype not in DTYPE_STORAGE or dtype in EXACT_DTYPES:
-            raise CheckpointError(f"{path}: /dtypes/{dtype}: not a narrower dtype the checkpoint format stores "
-                                  f"(known: {', '.join(d for d in DTYPE_STORAGE if d not in EXACT_DTYPES)})")
+            raise CheckpointError(
+                f"{path}: /dtypes/{dtype}: not a narrower dtype the checkpoint format stores "
+                f"(known: {', '.join(d for d in DTYPE_STORAGE if d not in EXACT_DTYPES)})"
+            )
         if not isinstance(patterns, list) or not patterns or not all(isinstance(p, str) and p for p in patterns):
             raise CheckpointError(f"{path}: /dtypes/{dtype}: expected a non-empty list of name patterns")
     return Policy(path, data["precision"], dtypes, _states(path, data.get("states", {})))
@@ -85,11 +88,14 @@ def assign(policy: Policy, names: list[str], source: str) -> dict[str, str]:
         for i, pattern in enumerate(patterns):
             matched = fnmatch.filter(names, pattern)
             if not matched:
-                raise CheckpointError(f"{policy.path}: /dtypes/{dtype}/{i}: pattern {pattern!r} matches no tensor "
-                                      f"of {source}; fix or remove it")
+                raise CheckpointError(
+                    f"{policy.path}: /dtypes/{dtype}/{i}: pattern {pattern!r} matches no tensor "
+                    f"of {source}; fix or remove it"
+                )
             for name in matched:
                 if claimed.get(name, dtype) != dtype:
-                    raise CheckpointError(f"{policy.path}: /dtypes/{dtype}/{i}: tensor {name} is also named under "
-                                          f"{claimed[name]}")
+                    raise CheckpointError(
+                        f"{policy.path}: /dtypes/{dtype}/{i}: tensor {name} is also named under {claimed[name]}"
+                    )
                 claimed[name] = result[name] = dtype
     return result

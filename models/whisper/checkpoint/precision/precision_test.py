@@ -63,8 +63,11 @@ def fp32_checkpoint(tmp_path_factory):
     """A small Whisper checkpoint converted and packed as @whisper_tiny is (real tensor names)."""
     tmp = tmp_path_factory.mktemp("ckpt")
     hf = synthetic.hf_tensors(synthetic.SMALL, seed=3)
-    src = synthetic.write_ct2_dir(str(tmp / "ct2"), synthetic.ct2_variables(hf, synthetic.SMALL),
-                                  {"decoder/projection/weight": "decoder/embeddings/weight"})
+    src = synthetic.write_ct2_dir(
+        str(tmp / "ct2"),
+        synthetic.ct2_variables(hf, synthetic.SMALL),
+        {"decoder/projection/weight": "decoder/embeddings/weight"},
+    )
     fetch("tiny", str(tmp / "fp32"), from_dir=src, log=lambda s: None, check_size=False)
     return str(tmp / "fp32")
 
@@ -94,7 +97,10 @@ def test_derived_checkpoint_verifies_and_rounds_only_what_the_policy_names(fp32_
             assert np.array_equal(got.tensor(e["name"]).reshape(-1), bf16.widen(raw))  # the reader widens
         else:
             assert np.array_equal(raw.view("<u4"), want.view("<u4")), e["name"]  # copied bit for bit
-    with open(os.path.join(out, "tokenizer.json"), "rb") as a, open(os.path.join(fp32_checkpoint, "tokenizer.json"), "rb") as b:
+    with (
+        open(os.path.join(out, "tokenizer.json"), "rb") as a,
+        open(os.path.join(fp32_checkpoint, "tokenizer.json"), "rb") as b,
+    ):
         assert a.read() == b.read()
 
 
@@ -141,8 +147,13 @@ def test_real_policy_names_the_linear_weights_and_token_embedding_only():
     linear = [n for n in names if n.endswith(("_proj.weight", ".fc1.weight", ".fc2.weight"))]
     assert narrow == sorted(linear + ["model.decoder.embed_tokens.weight"])
     assert len(narrow) == 4 * 6 + 4 * 10 + 1
-    for kept in ("model.encoder.conv1.weight", "model.encoder.embed_positions.weight", "model.decoder.embed_positions.weight",
-                 "model.decoder.layers.0.fc1.bias", "model.decoder.layer_norm.weight"):
+    for kept in (
+        "model.encoder.conv1.weight",
+        "model.encoder.embed_positions.weight",
+        "model.decoder.embed_positions.weight",
+        "model.decoder.layers.0.fc1.bias",
+        "model.decoder.layer_norm.weight",
+    ):
         assert dtypes[kept] == "f32"
 
 
@@ -162,18 +173,32 @@ def test_a_pattern_that_matches_nothing_is_refused_naming_the_policy(fp32_checkp
     assert not os.path.exists(tmp_path / "out" / "manifest.json")
 
 
-@pytest.mark.parametrize("doc, where", [
-    ({"format": "x"}, "/format"),
-    ({"format": policy.FORMAT, "precision": "bf16", "dtypes": {"f16": ["*"]}}, "/dtypes/f16"),
-    ({"format": policy.FORMAT, "precision": "bf16", "dtypes": {"bf16": []}}, "/dtypes/bf16"),
-    ({"format": policy.FORMAT, "precision": "bf16", "dtypes": {"bf16": ["*"]}, "extra": 1}, "/extra"),
-    ({"format": policy.FORMAT, "precision": "bf16", "dtypes": {"bf16": ["*"]}, "states": {"i8": ["cross_k"]}},
-     "/states/i8"),
-    ({"format": policy.FORMAT, "precision": "bf16", "dtypes": {"bf16": ["*"]}, "states": {"f16": ["cross k"]}},
-     "/states/f16"),
-    ({"format": policy.FORMAT, "precision": "bf16", "dtypes": {"bf16": ["*"]},
-      "states": {"bf16": ["cross_k"], "f16": ["cross_k"]}}, "/states/f16: state cross_k is also named under bf16"),
-])
+@pytest.mark.parametrize(
+    "doc, where",
+    [
+        ({"format": "x"}, "/format"),
+        ({"format": policy.FORMAT, "precision": "bf16", "dtypes": {"f16": ["*"]}}, "/dtypes/f16"),
+        ({"format": policy.FORMAT, "precision": "bf16", "dtypes": {"bf16": []}}, "/dtypes/bf16"),
+        ({"format": policy.FORMAT, "precision": "bf16", "dtypes": {"bf16": ["*"]}, "extra": 1}, "/extra"),
+        (
+            {"format": policy.FORMAT, "precision": "bf16", "dtypes": {"bf16": ["*"]}, "states": {"i8": ["cross_k"]}},
+            "/states/i8",
+        ),
+        (
+            {"format": policy.FORMAT, "precision": "bf16", "dtypes": {"bf16": ["*"]}, "states": {"f16": ["cross k"]}},
+            "/states/f16",
+        ),
+        (
+            {
+                "format": policy.FORMAT,
+                "precision": "bf16",
+                "dtypes": {"bf16": ["*"]},
+                "states": {"bf16": ["cross_k"], "f16": ["cross_k"]},
+            },
+            "/states/f16: state cross_k is also named under bf16",
+        ),
+    ],
+)
 def test_malformed_policies_are_refused(tmp_path, doc, where):
     path = tmp_path / "p.json"
     path.write_text(json.dumps(doc))
@@ -183,16 +208,38 @@ def test_malformed_policies_are_refused(tmp_path, doc, where):
 
 def test_cli_error_is_one_line_naming_the_policy(fp32_checkpoint, tmp_path):
     path = write_policy(tmp_path, ["nothing.*"])
-    r = subprocess.run([sys.executable, "-m", "models.whisper.checkpoint.precision.derive", "--policy", path, "--source",
-                        fp32_checkpoint, "--out", str(tmp_path / "out")], capture_output=True, text=True, check=False)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "models.whisper.checkpoint.precision.derive",
+            "--policy",
+            path,
+            "--source",
+            fp32_checkpoint,
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert r.returncode == 1 and r.stdout == ""
     assert r.stderr.startswith(f"error: {path}: /dtypes/bf16/0: pattern 'nothing.*'") and r.stderr.count("\n") == 1
 
 
 def test_the_states_a_policy_narrows_reach_the_manifest(fp32_checkpoint, tmp_path):
     path = tmp_path / "p.json"
-    path.write_text(json.dumps({"format": policy.FORMAT, "precision": "bf16", "dtypes": {"bf16": ["*.fc1.weight"]},
-                                "states": {"f16": ["cross_k", "cross_v"]}}))
+    path.write_text(
+        json.dumps(
+            {
+                "format": policy.FORMAT,
+                "precision": "bf16",
+                "dtypes": {"bf16": ["*.fc1.weight"]},
+                "states": {"f16": ["cross_k", "cross_v"]},
+            }
+        )
+    )
     derive.derive(str(path), fp32_checkpoint, str(tmp_path / "out"))
     assert PackedCheckpoint(str(tmp_path / "out")).manifest["state_dtypes"] == {"cross_k": "f16", "cross_v": "f16"}
     derive.derive(write_policy(tmp_path, ["*.fc1.weight"]), fp32_checkpoint, str(tmp_path / "none"))

@@ -19,8 +19,23 @@ def failed_page(tmp_path, drop: str) -> str:
     shutil.copytree(os.path.join(TOY, "kernels"), maps)
     os.remove(maps / drop)
     out = str(tmp_path / f"without_{drop}.html")
-    assert main.main(["--circuit", f"{TOY}/toy_decoder.json", "--kernel_maps", str(maps), "--config",
-                      f"{TOY}/config.json", "--variant", "toy", "--out", out]) == 1
+    assert (
+        main.main(
+            [
+                "--circuit",
+                f"{TOY}/toy_decoder.json",
+                "--kernel_maps",
+                str(maps),
+                "--config",
+                f"{TOY}/config.json",
+                "--variant",
+                "toy",
+                "--out",
+                out,
+            ]
+        )
+        == 1
+    )
     return out
 
 
@@ -52,7 +67,9 @@ def test_no_route_shows_the_failing_edge(driver, tmp_path):
     assert err["message"] in panel and "no route: none of the declared converters (none)" in panel
     # The rest of the circuit is still drawn (from its declared edges), in both phases.
     for name in ("blocks.1.cross_attn", "logits"):
-        assert driver.find_elements(By.ID, f"node/prefill/{name}") and driver.find_elements(By.ID, f"node/decode/{name}")
+        assert driver.find_elements(By.ID, f"node/prefill/{name}") and driver.find_elements(
+            By.ID, f"node/decode/{name}"
+        )
 
 
 def test_no_provider_shows_the_op_and_its_rejected_candidates(driver, tmp_path):

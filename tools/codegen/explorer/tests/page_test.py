@@ -51,7 +51,10 @@ def test_page_is_self_contained(toy_page):
     assert not re.search(r"<(script|link|img|iframe)[^>]+(src|href)=", toy_page)
     assert "url(" not in toy_page and "@import" not in toy_page and "fetch(" not in toy_page
     # The only absolute URLs are SVG namespace names, which are never fetched.
-    assert set(re.findall(r"https?://[^\s\"']+", toy_page)) <= {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"}
+    assert set(re.findall(r"https?://[^\s\"']+", toy_page)) <= {
+        "http://www.w3.org/2000/svg",
+        "http://www.w3.org/1999/xlink",
+    }
 
 
 def test_data_round_trips(toy, toy_page):
@@ -68,13 +71,20 @@ def test_script_text_cannot_close_the_block():
 
 
 def test_xray_rows_land_on_tapped_values(toy):
-    data = {"rows": [
-        {"part": "decoder", "phase": "prefill", "edge": "blocks.0.cross_attn.y", "max_rel": 1e-6},
-        {"part": "decoder", "phase": "decode", "edge": "state:self_k[1,0]<-head_major.y", "max_rel": 2e-3,
-         "error": "max_rel 2.00e-03 > 1e-03"},
-        {"part": "decoder", "phase": "prefill", "edge": "blocks.0.mlp.y - blocks.0.cross_attn.y", "max_rel": 1e-6},
-        {"part": "encoder", "phase": "run", "edge": "conv1.y", "max_rel": 1e-6},
-    ]}
+    data = {
+        "rows": [
+            {"part": "decoder", "phase": "prefill", "edge": "blocks.0.cross_attn.y", "max_rel": 1e-6},
+            {
+                "part": "decoder",
+                "phase": "decode",
+                "edge": "state:self_k[1,0]<-head_major.y",
+                "max_rel": 2e-3,
+                "error": "max_rel 2.00e-03 > 1e-03",
+            },
+            {"part": "decoder", "phase": "prefill", "edge": "blocks.0.mlp.y - blocks.0.cross_attn.y", "max_rel": 1e-6},
+            {"part": "encoder", "phase": "run", "edge": "conv1.y", "max_rel": 1e-6},
+        ]
+    }
     placed = xray.place(data, "decoder", toy.ir)["rows"]
     assert [r["value"] for r in placed] == ["blocks.0.cross_attn.y", "state:self_k[1,0]", None]
     assert [r["over"] for r in placed] == [False, True, False]
@@ -127,7 +137,16 @@ def test_cli_writes_the_page(tmp_path, capsys):
 def test_failed_compile_still_writes_the_page(tmp_path, capsys):
     maps = [os.path.join(TOY, "kernels", f) for f in os.listdir(os.path.join(TOY, "kernels")) if f != "attention.json"]
     out = tmp_path / "failed.html"
-    argv = ["--circuit", f"{TOY}/toy_decoder.json", "--config", f"{TOY}/config.json", "--variant", "toy", "--out", str(out)]
+    argv = [
+        "--circuit",
+        f"{TOY}/toy_decoder.json",
+        "--config",
+        f"{TOY}/config.json",
+        "--variant",
+        "toy",
+        "--out",
+        str(out),
+    ]
     for m in maps:
         argv += ["--kernel_maps", m]
     assert main.main(argv) == 1

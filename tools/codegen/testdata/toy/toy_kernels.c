@@ -3,8 +3,8 @@
 
 #include <math.h>
 
-void ckw_f32_embed_positions(float *y, const int32_t *tokens, const float *table, const float *positions,
-                             int64_t T, int64_t D, int64_t offset) {
+void ckw_f32_embed_positions(float *y, const int32_t *tokens, const float *table, const float *positions, int64_t T,
+                             int64_t D, int64_t offset) {
   for (int64_t t = 0; t < T; ++t)
     for (int64_t d = 0; d < D; ++d) y[t * D + d] = table[tokens[t] * D + d] + positions[(offset + t) * D + d];
 }
@@ -57,8 +57,7 @@ void ckw_f32_attention(float *y, const float *q, const float *k, const float *v,
     }
 }
 
-void ckw_f32_token_to_head_major(float *y, const float *x, int64_t T, int64_t H, int64_t Dh, int64_t C,
-                                 int64_t row0) {
+void ckw_f32_token_to_head_major(float *y, const float *x, int64_t T, int64_t H, int64_t Dh, int64_t C, int64_t row0) {
   for (int64_t t = 0; t < T; ++t)
     for (int64_t h = 0; h < H; ++h)
       for (int64_t d = 0; d < Dh; ++d) y[(h * C + row0 + t) * Dh + d] = x[t * H * Dh + h * Dh + d];
