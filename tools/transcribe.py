@@ -88,7 +88,7 @@ flags.DEFINE_enum(
     "bf16 (Linear weights and token embedding rounded to bf16, for AMX and AVX512-BF16) or int8 (the "
     "same weights as int8 with a scale per output channel, activations quantized per row, int32 sums on "
     "AMX, VNNI or AVX2); each gated against fp32 teacher-forced and by WER "
-    "(//tests/e2e:precision_gates_tiny_test); derived from the checkpoint into the cache on first use; "
+    "(//tests/e2e:precision_forced_tiny_test); derived from the checkpoint into the cache on first use; "
     "tiny.en, base and their fine-tunes.",
 )
 flags.DEFINE_string(

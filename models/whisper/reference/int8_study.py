@@ -14,7 +14,7 @@ bits (float32 sums stand in for int32 ones), but it is the same quantization err
 schemes before a kernel is written. Why it exists: greedy decoding turns any changed logit into
 a changed word, so a WER gap of a few words over these clips is mostly chance (docs/precision.md,
 "The gates"); the teacher-forced figures are what a more accurate scheme improves, and what
-//tests/e2e:precision_gates_*_test measure on the engine itself.
+//tests/e2e:precision_{forced,wer}_*_test measure on the engine itself.
 """
 
 import functools
