@@ -58,6 +58,9 @@ def make_env(tmp_path_factory, wheels):
         "CKW_CACHE_DIR": str(tmp_path_factory.mktemp("cache")),
         "HF_HUB_OFFLINE": "1",
         "HF_HOME": str(root / "hf"),
+        # The kernels' path and threads this test runs under (a user may set them too), so the
+        # installed command and the in-tree one compute the same bits.
+        **{k: os.environ[k] for k in ("CKW_ISA", "CKW_NUM_THREADS") if k in os.environ},
     }  # no RUNFILES_DIR, PYTHONPATH or TEST_SRCDIR: a user's shell
     return python, str(root / "bin" / "ckw"), clean
 
