@@ -26,13 +26,14 @@ per variant: fp32's tokens and transcripts are made once for every precision).
 
 import functools
 import os
+import shutil
 import sys
 
 import numpy as np
 import pytest
 
 from models.whisper.checkpoint import pack
-from models.whisper.checkpoint.packed import SCALE_SUFFIX, PackedCheckpoint
+from models.whisper.checkpoint.packed import DTYPE_STORAGE, SCALE_SUFFIX, PackedCheckpoint
 from runtime import runfiles
 from runtime.engine import Engine
 from tests.e2e import teacher_forced
@@ -183,7 +184,7 @@ def rescaled_checkpoint(source: str, out_dir: str, names: list[str], factor: flo
 
         def tensors():
             for e in src.manifest["tensors"]:
-                data = np.frombuffer(src.raw(e["name"]), dtype={"f32": "<f4", "i8": "|i1"}.get(e["dtype"], "<u2"))
+                data = np.frombuffer(src.raw(e["name"]), dtype=DTYPE_STORAGE[e["dtype"]])
                 if e["name"] in names:
                     data = (data * np.float32(factor)).astype("<f4")
                 yield e["name"], e["dtype"], data.reshape(e["shape"])
@@ -194,11 +195,7 @@ def rescaled_checkpoint(source: str, out_dir: str, names: list[str], factor: flo
         pack.dump(os.path.join(tmp, "manifest.json"), manifest)
         pack.dump(os.path.join(tmp, "model_config.json"), dict(src.config, manifest_sha256=manifest["manifest_sha256"]))
         pack.dump(os.path.join(tmp, "audit.json"), {"broken on purpose": names, "factor": factor})
-        with (
-            open(os.path.join(source, "tokenizer.json"), "rb") as f,
-            open(os.path.join(tmp, "tokenizer.json"), "wb") as g,
-        ):
-            g.write(f.read())
+        shutil.copyfile(os.path.join(source, "tokenizer.json"), os.path.join(tmp, "tokenizer.json"))
     return out_dir
 
 

@@ -2,18 +2,14 @@
 that says whether one system's errors over a set of clips are worse than another's."""
 
 import dataclasses
+import functools
 
 import numpy as np
 
 
 def edit_distance(ref: list[str], hyp: list[str]) -> int:
     """Substitutions + deletions + insertions that turn the words `ref` into `hyp`."""
-    row = list(range(len(hyp) + 1))
-    for i, r in enumerate(ref, 1):
-        prev, row[0] = row[0], i
-        for j, h in enumerate(hyp, 1):
-            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (r != h))
-    return row[-1]
+    return sum(edit_counts(ref, hyp))
 
 
 def edit_counts(ref: list[str], hyp: list[str]) -> tuple[int, int, int]:
@@ -41,23 +37,24 @@ def edit_counts(ref: list[str], hyp: list[str]) -> tuple[int, int, int]:
     return subs, dels, ins
 
 
-def normalized_words(text: str) -> list[str]:
-    """`text`'s words after openai-whisper's EnglishTextNormalizer (test-only: imported when used)."""
-    from whisper.normalizers import EnglishTextNormalizer
+@functools.lru_cache(maxsize=1)
+def _normalizer():
+    from whisper.normalizers import EnglishTextNormalizer  # test-only: imported when used
 
-    return EnglishTextNormalizer()(text).split()
+    return EnglishTextNormalizer()
+
+
+def normalized_words(text: str) -> list[str]:
+    """`text`'s words after openai-whisper's EnglishTextNormalizer."""
+    return _normalizer()(text).split()
 
 
 def clip_word_errors(texts, references) -> list[tuple[int, int]]:
-    """Per pair, (word edits, reference words), text and reference normalized with openai-whisper's
-    EnglishTextNormalizer (test-only: imported when measured)."""
-    from whisper.normalizers import EnglishTextNormalizer
-
-    normalize = EnglishTextNormalizer()
+    """Per pair, (word edits, reference words), text and reference as normalized_words."""
     out = []
     for text, reference in zip(texts, references, strict=True):
-        ref = normalize(reference).split()
-        out.append((edit_distance(ref, normalize(text).split()), len(ref)))
+        ref = normalized_words(reference)
+        out.append((edit_distance(ref, normalized_words(text)), len(ref)))
     return out
 
 
