@@ -16,7 +16,8 @@ BUILDIFIER_VERSION=8.2.1  # npm's @bazel/buildifier (its binary ships inside the
 
 # ruff from .venv (./bazelw builds it from the lock), clang-format from Debian, buildifier from npm
 # into a cache outside the checkout.
-[ -x .venv/bin/ruff ] || ./bazelw version >/dev/null 2>&1
+# `bazel help` exits 0 without a workspace server (`bazel version` exits 2 on bazel-bootstrap).
+[ -x .venv/bin/ruff ] || ./bazelw help >/dev/null
 ruff="$PWD/.venv/bin/ruff"
 [ -x "$ruff" ] || { step_log "no $ruff: requirements_lock.txt pins ruff; rebuild .venv with ./bazelw"; exit 1; }
 apt_install_missing clang-format
