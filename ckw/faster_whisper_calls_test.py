@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 import ckw
-from runtime import runfiles
-from runtime.testing.offline_cache import offline_cache  # noqa: F401 (autouse fixture)
+from ckw import runfiles
+from ckw.runtime.testing.offline_cache import offline_cache  # noqa: F401 (autouse fixture)
 from tools.bench.faster_whisper_peer import ctranslate2_model_dir
 
 # Measured on these clips: timestamps and words agree to the 20 ms timestamp step, average

@@ -7,11 +7,11 @@
 
 The constructor and `transcribe` take faster-whisper 1.2.1's keywords and defaults and return its
 `Segment`, `Word`, `TranscriptionInfo` and `TranscriptionOptions` (the same fields, in the same
-order). Underneath is runtime/engine.py's `Engine` (`model.engine`) with openai-whisper's
+order). Underneath is ckw/runtime/engine.py's `Engine` (`model.engine`) with openai-whisper's
 `transcribe()` semantics: each faster-whisper keyword maps onto the openai-whisper option of the
 same meaning, and a value that has none (a repetition penalty, hotwords, CUDA, ...) is a one-line
 ValueError that starts with the keyword's name, never silently ignored. vad_filter and
-vad_parameters are faster-whisper's (runtime/speech_timestamps.py: the same speech chunks from the
+vad_parameters are faster-whisper's (ckw/runtime/speech_timestamps.py: the same speech chunks from the
 same probabilities, on ckw's compiled Silero VAD). The table is docs/python-api.md's
 "faster-whisper's API".
 """
@@ -25,12 +25,12 @@ from typing import List, Optional, Tuple, Union
 
 import numpy as np
 
-from models.whisper.checkpoint import store
-from models.whisper.checkpoint.precision import derived
-from runtime import decoding, libraries
-from runtime.engine import Engine, EngineError
-from runtime.options import OptionError
-from runtime.speech_timestamps import VadOptions, vad_options
+from ckw import model_spec
+from ckw.checkpoints import store
+from ckw.runtime import decoding, libraries
+from ckw.runtime.engine import EngineError
+from ckw.runtime.options import OptionError
+from ckw.runtime.speech_timestamps import VadOptions, vad_options
 
 # faster-whisper's defaults (faster_whisper/transcribe.py, 1.2.1).
 DEFAULT_TEMPERATURES = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
@@ -289,19 +289,17 @@ class WhisperModel:
                 f"{', '.join(libraries.models_at(precision))} (and their fine-tunes), not for "
                 f"{model_size_or_path!r}; use compute_type='float32'"
             )
-        if local:
-            directory = store.resolve(None, model_dir=path, cache_root=download_root)
-        else:
-            directory = store.resolve(path, local_files_only=local_files_only, cache_root=download_root)
-        if precision != "fp32":  # derived from the checkpoint into the cache, once
-            try:
-                libraries.check_precision(directory, precision)
-            except EngineError as e:
-                raise ValueError(f"compute_type={compute_type!r}: {e}") from None
-            directory = derived.derived(directory, precision, cache_root=download_root)
-        self.engine = Engine.from_checkpoint(
-            directory, threads=threads, model=None if local else store.model_name(path)
-        )
+        try:
+            spec = model_spec.engine_spec(
+                None if local else path,
+                path if local else None,
+                precision,
+                local_files_only=local_files_only,
+                cache_root=download_root,
+            )
+        except EngineError as e:
+            raise ValueError(f"compute_type={compute_type!r}: {e}") from None
+        self.engine = model_spec.open_engine(spec, threads=threads)
         self.model_size_or_path = model_size_or_path
         self.device = "cpu"
         self.compute_type = {"fp32": "float32", "bf16": "bfloat16", "int8": "int8"}[precision]
@@ -562,7 +560,7 @@ class BatchedInferencePipeline:
     """faster-whisper's `BatchedInferencePipeline(model)`: transcribe() decodes the speech in VAD
     chunks of at most 30 s, each alone (no previous text, the first temperature only, no
     fallback), `batch_size` at once as independent sequences of the engine's shared decoder
-    (runtime/batched.py). A different mode from WhisperModel.transcribe (openai-whisper's
+    (ckw/runtime/batched.py). A different mode from WhisperModel.transcribe (openai-whisper's
     sequential transcribe()); the same keywords and defaults as faster-whisper's (beam_size 5,
     without_timestamps True, vad_filter True, batch_size 8)."""
 

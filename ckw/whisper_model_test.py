@@ -23,10 +23,9 @@ import soundfile
 from faster_whisper import transcribe as fw
 
 import ckw
-from ckw import whisper_model
-from models.whisper.checkpoint import sources
-from runtime import runfiles
-from runtime.engine import Engine
+from ckw import runfiles, whisper_model
+from ckw.checkpoints import sources
+from ckw.runtime.engine import Engine
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -336,8 +335,8 @@ def test_defaults_construct_and_tolerate_ctranslate2_defaults():
 
 @pytest.fixture(scope="module")
 def gaps():
-    """16 kHz samples: jfk.wav twice, between long silences and noise (runtime/testing/speech_gaps.py)."""
-    from runtime.testing import speech_gaps
+    """16 kHz samples: jfk.wav twice, between long silences and noise (ckw/runtime/testing/speech_gaps.py)."""
+    from ckw.runtime.testing import speech_gaps
 
     clip = speech_gaps.read_16k(jfk())
     return speech_gaps.with_gaps([clip, clip], gaps=speech_gaps.GAPS[:3]).samples

@@ -22,11 +22,11 @@ import time
 
 from absl import app, flags
 
-from runtime import runfiles
-from runtime.engine import Engine
-from runtime.transcription import collect
-from tools import transcribe
-from tools.corpus import inputs
+from ckw import runfiles
+from ckw.cli import transcribe
+from ckw.corpus import inputs
+from ckw.runtime.engine import Engine
+from ckw.runtime.transcription import collect
 
 FLAGS = flags.FLAGS
 flags.DEFINE_list("models", ["tiny", "base"], "Variants to measure.")
@@ -55,7 +55,7 @@ def corpus_run(model: str, input_path: str, workers: int, scratch: str):
     """(audio seconds, batch wall seconds, overhead per file in s) of one //tools:transcribe_corpus run."""
     out = os.path.join(scratch, f"{model}-{workers}")  # a fresh output folder: nothing to skip
     cmd = [
-        runfiles.locate("ckw", "tools/transcribe_corpus"),
+        runfiles.locate("ckw", "ckw/cli/transcribe_corpus"),
         f"--input={input_path}",
         f"--output_dir={out}",
         f"--model={model}",

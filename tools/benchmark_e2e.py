@@ -35,9 +35,9 @@ from typing import Optional
 
 from absl import app, flags
 
-from models.whisper.checkpoint.packed import runfiles_checkpoint_dir
-from runtime import runfiles
-from runtime.engine import PRECISIONS
+from ckw import runfiles
+from ckw.checkpoints.packed import runfiles_checkpoint_dir
+from ckw.runtime.engine import PRECISIONS
 from tools.bench import bandwidth, clips, isa, report, sgemm
 from tools.bench.ckw_peer import CkwPeer
 from tools.bench.faster_whisper_peer import FasterWhisperPeer, ctranslate2_model_dir

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from runtime import runfiles
+from ckw import runfiles
 
 STAGES = ("frontend", "encoder", "prefill", "decode_per_token", "total")
 WHISPER_CPP = ("whisper.cpp-f16", "whisper.cpp-q8_0", "whisper.cpp-q5_1")

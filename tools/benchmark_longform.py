@@ -7,7 +7,7 @@ in the same run on the same file.
 
 Recordings (--recordings), made from the shared LibriSpeech clips repeated to length
 (tools/testing/joined_audio.py) and written as 16-bit WAV: `joined`, the clips 0.5 s apart, and
-`gaps`, the same clips between long silences, noise and hum (runtime/testing/speech_gaps.py; 4.4 s
+`gaps`, the same clips between long silences, noise and hum (ckw/runtime/testing/speech_gaps.py; 4.4 s
 on average). Modes (--modes): `sequential`, openai-whisper's transcribe();
 `vad`, the same on the speech Silero VAD finds (ckw's --vad_filter, faster-whisper's
 vad_filter=True); `batched`, faster-whisper's BatchedInferencePipeline (ckw's --batch_size,
@@ -15,7 +15,7 @@ vad_filter=True); `batched`, faster-whisper's BatchedInferencePipeline (ckw's --
 timestamps (ckw's CLI default, faster-whisper's without_timestamps=False). WER: corpus word errors against the
 clips' LibriSpeech transcripts after openai-whisper's EnglishTextNormalizer. Every engine decodes
 greedily (beam size 1); ckw runs each of --precisions; in the vad and batched modes the peer is
-faster-whisper int8. ckw runs as the CLI would (`tools.transcribe` in a
+faster-whisper int8. ckw runs as the CLI would (`ckw.cli.transcribe` in a
 child process, srt output: wall time and peak RSS include loading the model); the peers run
 in-process on the same samples once their model is loaded, with openai-whisper's transcribe()
 defaults (greedy, temperature fallback 0.0-1.0, thresholds 2.4 / -1.0 / 0.6, conditioning on
@@ -37,12 +37,12 @@ import time
 
 from absl import app, flags
 
-from runtime import runfiles
-from runtime.engine import BUILT_IN
-from runtime.testing import speech_gaps
-from tests.e2e.wer import word_error_rate  # test-only: openai-whisper's normalizer
+from ckw import runfiles
+from ckw.runtime.engine import BUILT_IN
+from ckw.runtime.testing import speech_gaps
 from tools.bench import isa, sgemm
 from tools.bench.faster_whisper_peer import ctranslate2_model_dir
+from tools.bench.wer import word_error_rate  # test-only: openai-whisper's normalizer
 from tools.testing.joined_audio import librispeech_clips, librispeech_joined, write_wav
 
 FLAGS = flags.FLAGS
@@ -115,7 +115,7 @@ def run_cli(
     cmd = [
         sys.executable,
         "-m",
-        "tools.transcribe",
+        "ckw.cli.transcribe",
         f"--wav={wav}",
         f"--model={MODEL_NAMES[variant]}",
         "--output_format=srt",

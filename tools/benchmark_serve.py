@@ -24,10 +24,10 @@ import time
 import openai
 from absl import app, flags
 
-from runtime import runfiles
-from server import running
+from ckw import runfiles
+from ckw.corpus import inputs
+from ckw.server import running
 from tools.bench import sgemm
-from tools.corpus import inputs
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("model", "tiny.en", "The served model.")

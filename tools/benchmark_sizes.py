@@ -4,7 +4,7 @@ work on weights that produce no text.
 
     ./bazelw run //tools:benchmark_sizes -- --synthetic small,large-v3-turbo --decode_tokens 64 [--json F]
 
-Per size: the seeded checkpoint (models/whisper/checkpoint/seeded.py) packed for ckw, the same values
+Per size: the seeded checkpoint (ckw/checkpoints/seeded.py) packed for ckw, the same values
 as a Hugging Face directory converted by CTranslate2's own converter (tools/bench/sizes.py); then, each
 in a process of its own, one after another (one large model in memory at a time; each process's peak
 RSS is that engine's): the probes (OpenBLAS sgemm at the encoder's MLP shape, memory-read bandwidth),
@@ -28,8 +28,8 @@ import tempfile
 
 from absl import app, flags
 
-from models.whisper.checkpoint import layout
-from runtime import runfiles
+from ckw import runfiles
+from ckw.checkpoints import layout
 from tools.bench import floors, report, sgemm, sizes
 
 FLAGS = flags.FLAGS

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from runtime import runfiles
+from ckw import runfiles
 
 TOKENS = 8
 

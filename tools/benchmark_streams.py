@@ -4,7 +4,7 @@
 
 Per model: audio seconds per wall second of a workload (the shared LibriSpeech clips and the long
 recording, at the CLI's decoding defaults: beam 5, temperature fallback) transcribed by one engine
-one file at a time, by runtime/streams.py with N requests in flight, and by today's best corpus
+one file at a time, by ckw/runtime/streams.py with N requests in flight, and by today's best corpus
 setup: two worker processes (--workers) with a single-thread engine each, pulling files from one
 queue (tools/bench/workers.py); the ratio of each to the one-at-a-time loop and to the workers;
 every other run's texts compared with the loop's (they must be equal). Then per number of rows in
@@ -28,14 +28,14 @@ from collections import defaultdict
 
 from absl import app, flags
 
-from runtime import runfiles
-from runtime.engine import Engine
-from runtime.kv_pool import bytes_per_block
-from runtime.streams import Streams
-from runtime.transcription import collect
-from tools import transcribe  # noqa: F401 (the CLI's flags: its decoding defaults)
+from ckw import runfiles
+from ckw.cli import transcribe  # noqa: F401 (the CLI's flags: its decoding defaults)
+from ckw.corpus import inputs
+from ckw.runtime.engine import Engine
+from ckw.runtime.kv_pool import bytes_per_block
+from ckw.runtime.streams import Streams
+from ckw.runtime.transcription import collect
 from tools.bench import bandwidth, floors, sgemm, workers
-from tools.corpus import inputs
 
 FLAGS = flags.FLAGS
 flags.DEFINE_list("models", ["tiny"], "Variants to measure (tiny, base).")
@@ -112,7 +112,7 @@ def mean_position(files: list[list[dict]], n_text_ctx: int, conditioned: bool) -
     (the steps do not record positions): each attempt decodes its tokens after the start tokens
     and the prompt, the file's earlier windows' kept tokens (at most n_text_ctx // 2 - 1; none
     after a window kept above temperature 0.5, or without condition_on_previous_text), as
-    runtime/longform.py builds it."""
+    ckw/runtime/longform.py builds it."""
     total = steps = 0
     for windows in files:
         previous = 0

@@ -4,7 +4,7 @@ one-at-a-time loop's, and its tables hold the rows it promises (parsed from the 
 
 import subprocess
 
-from runtime import runfiles
+from ckw import runfiles
 
 
 def test_smallest_run_prints_every_table():

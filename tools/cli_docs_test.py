@@ -1,7 +1,7 @@
 """docs/cli.md documents the CLI as it is, and the README stays a front door.
 
 The flags are read from //tools:transcribe itself (the absl flags its module defines), the
-environment variables from the sources that read them (runtime/*.py and tools/transcribe.py), so a
+environment variables from the sources that read them (ckw/runtime/*.py and ckw/cli/transcribe.py), so a
 new flag or variable fails this test until docs/cli.md describes it.
 """
 
@@ -11,8 +11,9 @@ import re
 
 from absl import flags
 
-from runtime import engine, runfiles
-from tools import transcribe
+from ckw import runfiles
+from ckw.cli import transcribe
+from ckw.runtime import engine
 
 README_MAX_LINES = 160
 ENV_VAR = re.compile(r"\bCKW_[A-Z0-9_]*[A-Z0-9]\b")
@@ -24,7 +25,7 @@ def _read(path: str) -> str:
 
 
 def cli_flags() -> list[str]:
-    """Names of the flags tools/transcribe.py defines (absl's own and other modules' excluded)."""
+    """Names of the flags ckw/cli/transcribe.py defines (absl's own and other modules' excluded)."""
     return sorted(f.name for f in flags.FLAGS.get_flags_for_module(transcribe))
 
 

@@ -1,6 +1,6 @@
 """Nothing the CLI loads imports torch or openai-whisper; the reference code is test-only.
 
-1. In a fresh interpreter with this test's import path: import tools.transcribe and every module
+1. In a fresh interpreter with this test's import path: import ckw.cli.transcribe and every module
    of the runtime package, run the CLI on the built-in demo clip (so lazy imports count too),
    and list the torch / whisper modules in sys.modules: there must be none. A control run that
    imports whisper shows the check sees them.
@@ -15,25 +15,25 @@ import os
 import subprocess
 import sys
 
-from runtime import runfiles
+from ckw import runfiles
 
 FORBIDDEN = ("torch", "whisper")
 
 SCRIPT = r"""
 import json, pkgutil, sys
-import tools.transcribe
-import runtime
-for info in pkgutil.iter_modules(runtime.__path__, "runtime."):
+import ckw.cli.transcribe
+import ckw.runtime
+for info in pkgutil.iter_modules(ckw.runtime.__path__, "ckw.runtime."):
     if not info.name.endswith("_test"):
         __import__(info.name)
 if {run_cli!r}:
     from absl import flags
     flags.FLAGS(["transcribe", "--output_format=json"])
-    rc = tools.transcribe.main(["transcribe"])
+    rc = ckw.cli.transcribe.main(["transcribe"])
     assert rc in (0, None), f"transcribe returned {{rc}}"
 {extra}
 loaded = sorted(m for m in sys.modules if m.split(".")[0] in {forbidden!r})
-runtime_modules = sorted(m for m in sys.modules if m.startswith("runtime."))
+runtime_modules = sorted(m for m in sys.modules if m.startswith("ckw.runtime."))
 print("\n" + json.dumps({{"loaded": loaded, "runtime": runtime_modules}}))
 """
 
@@ -56,10 +56,10 @@ def run(run_cli: bool, extra: str = "") -> tuple:
 def test_cli_and_runtime_import_no_torch():
     result, printed = run(run_cli=True)
     assert json.loads(printed)["text"].strip(), "the CLI printed no transcript of the demo clip"
-    assert {"runtime.engine", "runtime.longform", "runtime.decoding"} <= set(result["runtime"])
+    assert {"ckw.runtime.engine", "ckw.runtime.longform", "ckw.runtime.decoding"} <= set(result["runtime"])
     assert result["loaded"] == [], (
         f"the CLI loaded {result['loaded']}: reference code (PyTorch, openai-whisper) belongs in "
-        "//models/whisper/reference (testonly), never in runtime/ or tools/transcribe.py"
+        "//models/whisper/reference (testonly), never in runtime/ or ckw/cli/transcribe.py"
     )
 
 
@@ -75,7 +75,7 @@ def labels(name: str) -> list:
 
 def test_transcribe_depends_on_no_reference_target():
     deps = labels("transcribe_deps")
-    assert "//runtime:runtime" in deps and "//tools:transcribe" in deps
+    assert "//ckw/runtime:runtime" in deps and "//ckw/cli:transcribe" in deps
     bad = [d for d in deps if d.startswith("//models/whisper/reference") or "torch" in d.lower()]
     assert bad == [], f"//tools:transcribe depends on reference code: {bad}"
 

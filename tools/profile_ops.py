@@ -22,8 +22,9 @@ import time
 
 from absl import app, flags
 
-from runtime import abi, runfiles
-from runtime.engine import BUILT_IN, Engine
+from ckw import runfiles
+from ckw.runtime import abi
+from ckw.runtime.engine import BUILT_IN, Engine
 from tools.bench import sgemm
 from tools.testing import audio_manifest
 

@@ -8,7 +8,7 @@ import tempfile
 
 import pytest
 
-from runtime import runfiles
+from ckw import runfiles
 
 
 @pytest.fixture(scope="module")

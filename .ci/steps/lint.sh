@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The style gates: ruff (lint and format; the version pinned in requirements_lock.txt, from
-# .venv), clang-format (Google style, .clang-format) on hand-written C, buildifier (format and
-# lint) on BUILD and .bzl files. Fails on any finding and names the file. Also what pre-commit runs
-# (.pre-commit-config.yaml).
+# The style gates: the import layers (tools/lint/layers.py), ruff (lint and format; the version
+# pinned in requirements_lock.txt, from .venv), clang-format (Google style, .clang-format) on
+# hand-written C, buildifier (format and lint) on BUILD and .bzl files. Fails on any finding and
+# names the file. Also what pre-commit runs (.pre-commit-config.yaml).
 #
 #   .ci/steps/lint.sh          check
 #   .ci/steps/lint.sh --fix    rewrite the files in place (ruff --fix and format, clang-format -i,
@@ -56,6 +56,8 @@ step_log "clang-format --dry-run on ${#c_files[@]} hand-written C files ($("$cla
 step_log "buildifier on ${#bazel_files[@]} BUILD/.bzl files ($("$buildifier" --version | head -1))"
 "$buildifier" -mode=check -lint=off "${bazel_files[@]}" || failed+=("buildifier format")
 "$buildifier" -mode=check -lint=warn "${linted_bazel_files[@]}" || failed+=("buildifier lint")
+step_log "import layers (tools/lint/layers.py)"
+.venv/bin/python3 tools/lint/layers.py || failed+=("import layers")
 
 if [ ${#failed[@]} -gt 0 ]; then
   step_log "FAIL: ${failed[*]} (see above; .ci/steps/lint.sh --fix rewrites what the formatters can)"

@@ -7,7 +7,7 @@
 #   //tests/e2e:token_equality_tiny_test  greedy on jfk.wav and three LibriSpeech clips (2 to 10 s,
 #                                         flac and wav); CKW_SANITIZER_CLIPS=all: every clip
 #   //tests/e2e:beam_openai_tiny_test     beam 5 on jfk.wav (beams, reorder, the cross-K/V shared)
-#   //tools:transcribe_test               the bf16 build on jfk.wav, and word timestamps (the
+#   //ckw/cli:transcribe_test               the bf16 build on jfk.wav, and word timestamps (the
 #                                         decoder's cross_qk output)
 #   //models/whisper:paged_decoder_test   the multi-sequence decoder (block tables, entries, forks,
 #                                         copy-on-write, refused calls); a unittest: -k is ignored
@@ -24,7 +24,7 @@ configs=("$@")
 # A plain query: CI's flags (--config=ci, --remote_cache) are build options that query refuses.
 mapfile -t cc_tests < <(./bazelw query 'kind(cc_test, //...)' 2>/dev/null)
 [ ${#cc_tests[@]} -gt 0 ] || { step_log "bazel query found no cc_test under //...; run './bazelw query \"kind(cc_test, //...)\"' to see why"; exit 1; }
-py_tests=(//tests/e2e:token_equality_tiny_test //tests/e2e:beam_openai_tiny_test //tools:transcribe_test
+py_tests=(//tests/e2e:token_equality_tiny_test //tests/e2e:beam_openai_tiny_test //ckw/cli:transcribe_test
   //models/whisper:paged_decoder_test)
 greedy="greedy and (jfk or 1089-134686-0000 or 1089-134686-0002 or 1089-134691-0000)"
 [ "${CKW_SANITIZER_CLIPS:-}" = all ] && greedy="greedy"

@@ -1,4 +1,4 @@
-"""ckw_f32_top_log_probs through ctypes against runtime/token_choice.py's top_log_probs (the numpy
+"""ckw_f32_top_log_probs through ctypes against ckw/runtime/token_choice.py's top_log_probs (the numpy
 ranking of a whole log_softmax row that the beam search ran before the decoders' rank phase): the
 same tokens and float32 log-probabilities on rows shaped like a decoder's, with the logit filters'
 masks."""
@@ -7,8 +7,8 @@ import unittest
 
 import numpy as np
 
+from ckw.runtime import token_choice
 from kernels.common import kernel_testing as kt
-from runtime import token_choice
 
 LIB = kt.Library("kernels/activation/f32_top_log_probs.json")
 VOCAB = 51865

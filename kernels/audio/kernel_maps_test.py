@@ -19,7 +19,7 @@ OPS = {
     "audio_stft",
     "audio_mel_filters",
     "audio_log_mel",
-    # a stream's blocks (runtime/audio_stream.py)
+    # a stream's blocks (ckw/runtime/audio_stream.py)
     "audio_wav_info",
     "audio_wav_decode_range",
     "audio_resample_range",

@@ -10,7 +10,7 @@
 // choice (read once per library, at its first dispatch), so a slower path can be run and timed on
 // a machine that has a faster one. The caps are one order, so CKW_ISA=avx2 is an AVX2-only CPU
 // (no AVX-VNNI) and avx512 one without VNNI; amx allows both AMX paths (BF16 and INT8).
-// Unset or empty: the best the CPU has. runtime/engine.py refuses any other value before a
+// Unset or empty: the best the CPU has. ckw/runtime/engine.py refuses any other value before a
 // library is loaded, with a message naming the variable; the C side then caps nothing.
 #ifndef CKW_KERNELS_COMMON_CPU_H_
 #define CKW_KERNELS_COMMON_CPU_H_

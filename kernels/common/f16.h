@@ -1,7 +1,7 @@
 // IEEE binary16 (f16) <-> fp32 bit conversions shared by kernels, tests and benchmarks. Every f16
 // value is an fp32 value, so widening is exact (subnormals, infinities and NaN payloads
 // included); narrowing rounds to nearest even, as numpy's float16 does. The checkpoint stores a
-// weight as f16 only where narrowing gives it back unchanged (models/whisper/checkpoint/storage.py),
+// weight as f16 only where narrowing gives it back unchanged (ckw/checkpoints/storage.py),
 // so a kernel on f16 weights computes on exactly the values of the fp32 checkpoint.
 #ifndef CKW_KERNELS_COMMON_F16_H_
 #define CKW_KERNELS_COMMON_F16_H_

@@ -15,9 +15,10 @@ import time
 import numpy as np
 from absl import app, flags
 
-from runtime import audio_stream, runfiles
-from runtime.engine import Frontend
-from runtime.vad import SileroVad
+from ckw import runfiles
+from ckw.runtime import audio_stream
+from ckw.runtime.engine import Frontend
+from ckw.runtime.vad import SileroVad
 
 FLAGS = flags.FLAGS
 flags.DEFINE_float("minutes", 10.0, "Length of the recording.", lower_bound=0.1)

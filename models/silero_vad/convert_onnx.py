@@ -19,7 +19,7 @@ circuit's kernels take:
                                    reordered to (i, f, g, o), the two biases summed (float32);
   head.weight [1, H], head.bias [1].
 
-Outputs weights.bin, manifest.json (models/whisper/checkpoint/packed.py's format),
+Outputs weights.bin, manifest.json (ckw/checkpoints/packed.py's format),
 model_config.json (the dimensions the circuit reads) and audit.json; nothing is left half-written.
 """
 
@@ -32,9 +32,9 @@ import sys
 
 import numpy as np
 
-from models.whisper.checkpoint.canonical import Ledger
-from models.whisper.checkpoint.errors import CheckpointError
-from models.whisper.checkpoint.pack import dump, file_sha256, manifest_for, staged, write_weights
+from ckw.checkpoints.canonical import Ledger
+from ckw.checkpoints.errors import CheckpointError
+from ckw.checkpoints.pack import dump, file_sha256, manifest_for, staged, write_weights
 
 VARIANT = "silero_vad"
 AUDIT_FORMAT = "ckw-silero-vad-audit-v1"

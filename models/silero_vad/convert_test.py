@@ -14,10 +14,10 @@ import numpy as np
 import onnxruntime
 import pytest
 
+from ckw import runfiles
+from ckw.checkpoints.errors import CheckpointError
+from ckw.checkpoints.packed import PackedCheckpoint
 from models.silero_vad import convert_onnx
-from models.whisper.checkpoint.errors import CheckpointError
-from models.whisper.checkpoint.packed import PackedCheckpoint
-from runtime import runfiles
 
 
 def _read_wav(path: str) -> np.ndarray:

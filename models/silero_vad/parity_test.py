@@ -17,10 +17,11 @@ import onnx
 import onnxruntime
 import pytest
 
+from ckw import runfiles
+from ckw.runtime import audio_stream
+from ckw.runtime.engine import Frontend
+from ckw.runtime.vad import SileroVad
 from models.silero_vad import convert_onnx
-from runtime import audio_stream, runfiles
-from runtime.engine import Frontend
-from runtime.vad import SileroVad
 
 # Probabilities are sigmoids of a logit computed in float32 on both sides with different
 # summation orders. Measured worst over the clips below (Xeon, AVX-512 paths): 9.0e-6
@@ -179,7 +180,7 @@ def vad_checkpoint() -> str:
 
 
 def _checkpoint_tensors():
-    from models.whisper.checkpoint.packed import PackedCheckpoint
+    from ckw.checkpoints.packed import PackedCheckpoint
 
     ck = PackedCheckpoint(vad_checkpoint())
     return {name: ck.tensor(name).astype(np.float64) for name in ck.names()}

@@ -1,6 +1,6 @@
 """Writes libraries.json: which generated libraries serve which checkpoint layout.
 
-A checkpoint found at run time (runtime/checkpoint_store.py) is matched to libraries by its
+A checkpoint found at run time (ckw/runtime/checkpoint_store.py) is matched to libraries by its
 manifest's layout_sha256, the digest each library's create() checks, so the runtime never maps
 model names to libraries by hand: any checkpoint of a built layout (a fine-tune too) finds them.
 

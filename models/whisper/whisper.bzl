@@ -7,14 +7,14 @@ the kernels come from the registry (//kernels:model_kernels).
 load("//tools/codegen:codegen.bzl", "ckw_model_library")
 load("//tools/codegen:explorer.bzl", "ckw_explorer_index")
 
-# Variant -> checkpoint repository (models/whisper/checkpoint, tools/build_defs/whisper_checkpoint.bzl).
+# Variant -> checkpoint repository (ckw/checkpoints, tools/build_defs/whisper_checkpoint.bzl).
 VARIANTS = {
     "tiny": "@whisper_tiny",
     "base": "@whisper_base",
 }
 
 # Variant -> the published model whose dimensions its fp32 libraries are generated from
-# (models/whisper/checkpoint/layout.py's STANDARD): the libraries never read a checkpoint, and
+# (ckw/checkpoints/layout.py's STANDARD): the libraries never read a checkpoint, and
 # serve every checkpoint that packs to that layout (layout_test: the real ones do). A variant
 # without a checkpoint repository here (VARIANTS) is proven on seeded weights of its layout
 # (//models/whisper:seeded_parity_<variant>_test).
@@ -40,7 +40,7 @@ LAYERS = {
     "large_v3_l2": "2,2",
 }
 
-# Variant -> its storage (models/whisper/checkpoint/storage.py) when not "f16" (published
+# Variant -> its storage (ckw/checkpoints/storage.py) when not "f16" (published
 # checkpoints): "f32" libraries run checkpoints trained in float32 (fine-tunes), which float16
 # cannot hold.
 STORAGE = {
@@ -61,7 +61,7 @@ FULL_DEPTH = {
 }
 
 # Precision -> the policy that derives its checkpoint from the variant's fp32 one
-# (models/whisper/checkpoint/precision). fp32 is the converted checkpoint itself: the default and
+# (ckw/checkpoints/precision). fp32 is the converted checkpoint itself: the default and
 # the parity build. A precision's libraries are the same circuits compiled against its manifest
 # (the manifest's weight dtypes and its precision choose the kernels), named <variant>_<precision>_<part>.
 PRECISIONS = {
@@ -69,7 +69,7 @@ PRECISIONS = {
     "int8": "//models/whisper:precision_int8.json",
 }
 
-# The files of a packed checkpoint (models/whisper/checkpoint/packed.py).
+# The files of a packed checkpoint (ckw/checkpoints/packed.py).
 CHECKPOINT_FILES = ["weights.bin", "manifest.json", "model_config.json", "tokenizer.json", "audit.json"]
 
 # Part -> its circuit and phases (the circuit's "phases", in order), and the fp32 variants it is
@@ -92,7 +92,7 @@ KERNELS = ["//kernels:model_kernels"]
 
 FRONTEND_CIRCUIT = "//circuits:whisper_audio_frontend.json"
 
-# The frontend's phases: a whole WAV file at once, and a stream's blocks (runtime/audio_stream.py).
+# The frontend's phases: a whole WAV file at once, and a stream's blocks (ckw/runtime/audio_stream.py).
 FRONTEND_PHASES = ["run", "wav_info", "wav_block", "resample_span", "resample_block", "mel_peak", "mel_block"]
 
 def whisper_precision_checkpoint(name, variant, precision, visibility = None):
@@ -113,9 +113,9 @@ def whisper_precision_checkpoint(name, variant, precision, visibility = None):
         name = name,
         srcs = [repo + "//:checkpoint", repo + "//:manifest.json", policy],
         outs = ["%s/%s" % (name, f) for f in CHECKPOINT_FILES],
-        cmd = ("$(execpath //models/whisper/checkpoint/precision:derive) --quiet --policy $(location %s) " +
+        cmd = ("$(execpath //ckw/checkpoints/precision:derive) --quiet --policy $(location %s) " +
                "--source $$(dirname $(location %s//:manifest.json)) --out $(RULEDIR)/%s") % (policy, repo, name),
-        tools = ["//models/whisper/checkpoint/precision:derive"],
+        tools = ["//ckw/checkpoints/precision:derive"],
         message = "Deriving the %s %s checkpoint" % (variant, precision),
         visibility = visibility,
     )
@@ -123,7 +123,7 @@ def whisper_precision_checkpoint(name, variant, precision, visibility = None):
 def whisper_layout(name, model, layers = "", storage = "f16", visibility = None, tags = None):
     """`<name>/model_config.json` (dimensions) and `<name>/manifest.json` (layout, no weights).
 
-    Of the published `model`, written by models/whisper/checkpoint/layout.py.
+    Of the published `model`, written by ckw/checkpoints/layout.py.
 
     Args:
       name: target name, conventionally `<variant>_layout`.
@@ -136,8 +136,8 @@ def whisper_layout(name, model, layers = "", storage = "f16", visibility = None,
     native.genrule(
         name = name,
         outs = ["%s/model_config.json" % name, "%s/manifest.json" % name],
-        cmd = "$(execpath //models/whisper/checkpoint:layout) --model %s --layers '%s' --storage %s --out_dir $(RULEDIR)/%s" % (model, layers, storage, name),
-        tools = ["//models/whisper/checkpoint:layout"],
+        cmd = "$(execpath //ckw/checkpoints:layout) --model %s --layers '%s' --storage %s --out_dir $(RULEDIR)/%s" % (model, layers, storage, name),
+        tools = ["//ckw/checkpoints:layout"],
         message = "Writing the layout of %s" % model,
         visibility = visibility,
         tags = tags,
@@ -267,7 +267,7 @@ def whisper_library_index(name, visibility = None):
 
     Every variant and precision here (models/whisper/library_index.py); `<name>` holds it, the
     frontends and the libraries of the variants that serve published models at their real depth
-    in `//...` (what //tools:transcribe runs); `<name>_all` adds the full-depth large models
+    in `//...` (what //ckw/cli:transcribe runs); `<name>_all` adds the full-depth large models
     (manual).
 
     Args:
@@ -302,7 +302,7 @@ def whisper_library_index(name, visibility = None):
         visibility = visibility,
     )
 
-    # With the large models at full depth too (//tools:transcribe_all; minutes to compile).
+    # With the large models at full depth too (//ckw/cli:transcribe_all; minutes to compile).
     native.filegroup(
         name = name + "_all",
         srcs = [":" + name] + [":libckw_%s_%s.so" % (v, part) for v in sorted(FULL_DEPTH) for part in sorted(PARTS) if PARTS[part].only == None],

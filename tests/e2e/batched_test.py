@@ -1,5 +1,5 @@
 """batch_size end to end (tiny.en): faster-whisper's BatchedInferencePipeline semantics
-(runtime/batched.py) on a recording with long silences (runtime/testing/speech_gaps.py) and the
+(ckw/runtime/batched.py) on a recording with long silences (ckw/runtime/testing/speech_gaps.py) and the
 159 s sonnets recording.
 
 - Against faster-whisper itself (faster_whisper.BatchedInferencePipeline on its CTranslate2
@@ -31,13 +31,14 @@ import numpy as np
 import pytest
 
 import ckw
-from runtime import batched, runfiles
-from runtime.engine import Engine
-from runtime.options import OptionError, options_from
-from runtime.testing import speech_gaps
-from runtime.testing.offline_cache import offline_cache  # noqa: F401 (autouse fixture)
-from tests.e2e.wer import edit_counts, normalized_words
+from ckw import runfiles
+from ckw.runtime import batched
+from ckw.runtime.engine import Engine
+from ckw.runtime.options import OptionError, options_from
+from ckw.runtime.testing import speech_gaps
+from ckw.runtime.testing.offline_cache import offline_cache  # noqa: F401 (autouse fixture)
 from tools.bench.faster_whisper_peer import ctranslate2_model_dir  # faster-whisper's own tiny.en
+from tools.bench.wer import edit_counts, normalized_words
 from tools.testing import joined_audio
 
 # Both engines put timestamps on the 20 ms grid of a chunk, then add the chunk's offset and map it

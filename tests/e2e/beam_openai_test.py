@@ -11,9 +11,10 @@ import sys
 
 import pytest
 
-from runtime import audio_input, runfiles
-from runtime.decoding import DecodingOptions, decode
-from runtime.engine import N_FRAMES, Engine
+from ckw import runfiles
+from ckw.runtime import audio_input
+from ckw.runtime.decoding import DecodingOptions, decode
+from ckw.runtime.engine import N_FRAMES, Engine
 from tests.e2e import references
 from tests.e2e.clips import audio_root, shard
 

@@ -6,9 +6,10 @@ checked in the call IR by //models/whisper:circuits_test."""
 import numpy as np
 import pytest
 
-from runtime import abi, audio_input, runfiles
-from runtime.decoding import DecodingOptions, greedy_decode, initial_tokens
-from runtime.engine import N_FRAMES, Engine
+from ckw import runfiles
+from ckw.runtime import abi, audio_input
+from ckw.runtime.decoding import DecodingOptions, greedy_decode, initial_tokens
+from ckw.runtime.engine import N_FRAMES, Engine
 
 JFK = "jfk.wav"
 

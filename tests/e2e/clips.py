@@ -2,7 +2,7 @@
 
 import os
 
-from runtime import runfiles
+from ckw import runfiles
 from tests.e2e import references
 from tools.testing import audio_manifest
 

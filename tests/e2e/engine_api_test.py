@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import soundfile
 
-from runtime import runfiles
-from runtime.engine import Engine, EngineError
-from runtime.options import TranscribeOptions
-from runtime.transcription import Segment
+from ckw import runfiles
+from ckw.runtime.engine import Engine, EngineError
+from ckw.runtime.options import TranscribeOptions
+from ckw.runtime.transcription import Segment
 
 
 @functools.cache

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 import soundfile
 
-from runtime import runfiles
-from runtime.audio_input import AudioInputError
-from runtime.engine import Engine
+from ckw import runfiles
+from ckw.runtime.audio_input import AudioInputError
+from ckw.runtime.engine import Engine
 
 JFK = "jfk.wav"
 

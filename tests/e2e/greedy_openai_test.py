@@ -10,12 +10,12 @@ shared with token_equality_test). One Bazel target per variant selects its cases
 
 import pytest
 
-from models.whisper.checkpoint.packed import runfiles_checkpoint_dir
+from ckw import runfiles
+from ckw.checkpoints.packed import runfiles_checkpoint_dir
+from ckw.runtime.decoding import DecodingOptions, greedy_decode
+from ckw.runtime.tokenizer import WhisperTokenizer
 from models.whisper.reference import openai_reference
 from models.whisper.reference.torch_text_decoder import TorchTextDecoder
-from runtime import runfiles
-from runtime.decoding import DecodingOptions, greedy_decode
-from runtime.tokenizer import WhisperTokenizer
 from tests.e2e import references
 
 # jfk.wav and four LibriSpeech utterances: test-clean and test-other, wav and flac.

@@ -20,10 +20,10 @@ import functools
 
 import pytest
 
+from ckw import runfiles
+from ckw.runtime.engine import Engine
+from ckw.runtime.longform import TranscribeOptions
 from models.whisper.reference import openai_reference
-from runtime import runfiles
-from runtime.engine import Engine
-from runtime.longform import TranscribeOptions
 from tests.e2e import references
 from tests.e2e.clips import audio_root
 

@@ -15,8 +15,9 @@ import time
 
 import pytest
 
-from runtime import audio_input, longform, runfiles
-from runtime.engine import Engine
+from ckw import runfiles
+from ckw.runtime import audio_input, longform
+from ckw.runtime.engine import Engine
 from tests.e2e import references
 
 TEMPERATURES = references.TEMPERATURES

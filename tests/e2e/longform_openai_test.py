@@ -2,7 +2,7 @@
 
 Both sides: the same converted weights, fp16=False, the default temperature schedule
 (0.0, 0.2, ..., 1.0), thresholds 2.4 / -1.0 / 0.6, conditioning on previous text, timestamps.
-Ours is `Engine.transcribe_long` (generated frontend, encoder and decoder; runtime/longform.py);
+Ours is `Engine.transcribe_long` (generated frontend, encoder and decoder; ckw/runtime/longform.py);
 theirs is `whisper.transcribe(model, audio, ...)`, whose `model.decode` calls are recorded so
 that every window attempt can be compared, not only the final segments (references.py's
 longform set: a build action per case computes it).
@@ -39,12 +39,13 @@ import webvtt
 import whisper
 from whisper.utils import get_writer
 
-from models.whisper.checkpoint.packed import runfiles_checkpoint_dir
+from ckw import runfiles
+from ckw.checkpoints.packed import runfiles_checkpoint_dir
+from ckw.runtime import longform, output_formats
+from ckw.runtime.engine import Engine
+from ckw.runtime.tokenizer import WhisperTokenizer
 from models.whisper.reference import openai_reference
 from models.whisper.reference.torch_text_decoder import TorchTextDecoder
-from runtime import longform, output_formats, runfiles
-from runtime.engine import Engine
-from runtime.tokenizer import WhisperTokenizer
 from tests.e2e import references
 from tests.e2e.clips import audio_root
 

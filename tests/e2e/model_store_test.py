@@ -1,5 +1,5 @@
-"""Checkpoints found at run time (models/whisper/checkpoint/store.py) and run on the libraries of
-their architecture (runtime/libraries.py):
+"""Checkpoints found at run time (ckw/checkpoints/store.py) and run on the libraries of
+their architecture (ckw/runtime/libraries.py):
 
 - a fine-tune as a user has it: tiny.en's real weights perturbed, saved by transformers'
   save_pretrained, given as --model_dir: in float32 (runs on the f32-storage tiny.en libraries)
@@ -28,13 +28,14 @@ import whisper
 from safetensors.numpy import load_file
 from transformers import WhisperConfig, WhisperForConditionalGeneration
 
-from models.whisper.checkpoint import store, synthetic
-from models.whisper.checkpoint.canonical import DIM_KEYS, is_key_bias
-from models.whisper.checkpoint.convert_openai import canonical_to_openai
-from models.whisper.checkpoint.errors import CheckpointError
-from models.whisper.checkpoint.packed import PackedCheckpoint, runfiles_checkpoint_dir
-from runtime import libraries, runfiles
-from runtime.engine import Encoder, Engine, EngineError, Frontend
+from ckw import runfiles
+from ckw.checkpoints import store, synthetic
+from ckw.checkpoints.canonical import DIM_KEYS, is_key_bias
+from ckw.checkpoints.convert_openai import canonical_to_openai
+from ckw.checkpoints.errors import CheckpointError
+from ckw.checkpoints.packed import PackedCheckpoint, runfiles_checkpoint_dir
+from ckw.runtime import libraries
+from ckw.runtime.engine import Encoder, Engine, EngineError, Frontend
 
 HUB_ID = "someone/whisper-tiny.en-finetuned"
 
@@ -174,7 +175,7 @@ def test_a_legacy_pytorch_model_bin_directory_packs_to_the_same_weights(tmp_path
 
 def test_the_cli_takes_a_model_dir_and_converts_it_once(tmp_path, cache):
     directory = save_finetune(str(tmp_path / "my-finetune"), "f32")
-    cli = runfiles.locate("ckw", "tools/transcribe")
+    cli = runfiles.locate("ckw", "ckw/cli/transcribe")
     argv = [
         cli,
         "--model_dir",
@@ -216,7 +217,7 @@ def test_a_finetune_in_the_hugging_face_cache_is_found_offline_by_its_hub_id(tmp
         os.symlink(os.path.relpath(blob, snapshot), snapshot / name)
     # A new process, as a user's: huggingface_hub reads HF_HUB_CACHE when it is imported.
     argv = [
-        runfiles.locate("ckw", "tools/transcribe"),
+        runfiles.locate("ckw", "ckw/cli/transcribe"),
         "--model",
         HUB_ID,
         "--local_files_only",
@@ -241,7 +242,7 @@ def test_a_finetune_in_the_hugging_face_cache_is_found_offline_by_its_hub_id(tmp
 
 def test_a_conversion_killed_midway_leaves_no_entry(tmp_path, cache):
     directory = save_finetune(str(tmp_path / "my-finetune"), "f32")
-    code = "import sys; from models.whisper.checkpoint import store; store.resolve(None, model_dir=sys.argv[1])"
+    code = "import sys; from ckw.checkpoints import store; store.resolve(None, model_dir=sys.argv[1])"
     env = {**os.environ, "PYTHONPATH": ":".join(sys.path)}
     child = subprocess.Popen([sys.executable, "-c", code, directory], env=env, stderr=subprocess.PIPE)
     partial = None

@@ -32,13 +32,13 @@ import sys
 import numpy as np
 import pytest
 
-from models.whisper.checkpoint import pack
-from models.whisper.checkpoint.packed import DTYPE_STORAGE, SCALE_SUFFIX, PackedCheckpoint
-from runtime import runfiles
-from runtime.engine import Engine
+from ckw import runfiles
+from ckw.checkpoints import pack
+from ckw.checkpoints.packed import DTYPE_STORAGE, SCALE_SUFFIX, PackedCheckpoint
+from ckw.runtime.engine import Engine
 from tests.e2e import teacher_forced
 from tests.e2e.clips import english_references, manifest
-from tests.e2e.wer import clip_word_errors, edit_distance, paired_bootstrap
+from tools.bench.wer import clip_word_errors, edit_distance, paired_bootstrap
 
 VARIANT = os.environ["CKW_VARIANT"]
 PRECISIONS = os.environ["CKW_PRECISIONS"].split(",")

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from runtime.engine import Engine
+from ckw.runtime.engine import Engine
 from tests.e2e.clips import manifest
 
 VARIANT = os.environ["CKW_VARIANT"]

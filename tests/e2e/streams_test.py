@@ -1,4 +1,4 @@
-"""Many transcriptions in one engine (runtime/streams.py, tiny): requests with different audio,
+"""Many transcriptions in one engine (ckw/runtime/streams.py, tiny): requests with different audio,
 lengths and options (greedy, beams, best_of sampling at a fixed temperature, word timestamps,
 no conditioning with an initial prompt) submitted together give exactly a solo
 Engine.transcribe's segments, tokens and words; their decode steps share calls; a cancelled
@@ -9,11 +9,11 @@ import functools
 
 import pytest
 
-from runtime import runfiles
-from runtime.audio_input import AudioInputError
-from runtime.engine import Engine
-from runtime.paged_decoder import Cancelled
-from runtime.streams import Streams
+from ckw import runfiles
+from ckw.runtime.audio_input import AudioInputError
+from ckw.runtime.engine import Engine
+from ckw.runtime.paged_decoder import Cancelled
+from ckw.runtime.streams import Streams
 
 CLIPS = [
     "jfk.wav",

@@ -12,8 +12,8 @@ import dataclasses
 
 import numpy as np
 
-from runtime import audio_stream, longform
-from runtime.decoding import DecodingOptions, greedy_decode
+from ckw.runtime import audio_stream, longform
+from ckw.runtime.decoding import DecodingOptions, greedy_decode
 
 
 @dataclasses.dataclass

@@ -15,9 +15,10 @@ import sys
 import numpy as np
 import pytest
 
-from runtime import audio_input, runfiles
-from runtime.decoding import DecodingOptions, greedy_decode
-from runtime.engine import N_FRAMES, Engine
+from ckw import runfiles
+from ckw.runtime import audio_input
+from ckw.runtime.decoding import DecodingOptions, greedy_decode
+from ckw.runtime.engine import N_FRAMES, Engine
 from tests.e2e import references
 from tests.e2e.clips import shard, shared_clips
 

@@ -1,5 +1,5 @@
 """vad_filter end to end (tiny.en): a recording of shared speech with long silences and noise between
-the clips (runtime/testing/speech_gaps.py) transcribed with faster-whisper's VAD filter.
+the clips (ckw/runtime/testing/speech_gaps.py) transcribed with faster-whisper's VAD filter.
 
 - On the recording's timeline: every word and every segment with words lies inside a speech chunk,
   and every chunk covers speech (its clip, widened by the 400 ms pad); nothing is transcribed in
@@ -11,7 +11,7 @@ the clips (runtime/testing/speech_gaps.py) transcribed with faster-whisper's VAD
   compiled Silero VAD against faster-whisper's ONNX one), duration_after_vad equal, the texts
   equal, segment starts and ends within SECONDS and words within WORD_SECONDS after mapping.
 - No speech at all: no segments, duration_after_vad 0 (faster-whisper's behaviour, checked).
-- Several requests with vad_filter at once (runtime/streams.py) each equal a solo transcription.
+- Several requests with vad_filter at once (ckw/runtime/streams.py) each equal a solo transcription.
 """
 
 import dataclasses
@@ -21,11 +21,11 @@ import faster_whisper.vad as fw_vad
 import pytest
 
 import ckw
-from runtime import runfiles, speech_timestamps
-from runtime.engine import Engine
-from runtime.streams import Streams
-from runtime.testing import speech_gaps
-from runtime.testing.offline_cache import offline_cache  # noqa: F401 (autouse fixture)
+from ckw import runfiles, speech_timestamps
+from ckw.runtime.engine import Engine
+from ckw.runtime.streams import Streams
+from ckw.runtime.testing import speech_gaps
+from ckw.runtime.testing.offline_cache import offline_cache  # noqa: F401 (autouse fixture)
 from tools.bench.faster_whisper_peer import ctranslate2_model_dir  # faster-whisper's own tiny.en
 
 # Boundaries: both engines' timestamps are on the 20 ms grid of the speech, then rounded to 10 ms
@@ -186,6 +186,6 @@ def test_requests_side_by_side_equal_solo(engine, recording):
 
 
 def ckw_options(**kwargs):
-    from runtime.options import TranscribeOptions
+    from ckw.runtime.options import TranscribeOptions
 
     return TranscribeOptions(**kwargs)

@@ -6,7 +6,7 @@ clip of @test_audio and the long recording, on base every third clip.
 Both sides: the same converted weights, fp16=False, language en, the default temperature
 schedule (greedy first), thresholds, conditioning and punctuation sets. openai-whisper aligns
 with its PyTorch model's cross-attention; we with the generated decoder's optional `cross_qk`
-output, the checkpoint's alignment heads and runtime/word_timing.py. A window that falls back
+output, the checkpoint's alignment heads and ckw/runtime/word_timing.py. A window that falls back
 to sampling cannot be compared (the draws differ): where openai-whisper falls back on a clip,
 both sides decode it again at temperature 0 alone (no fallback) and those words are compared.
 openai-whisper's side is references.py's word_timestamps set, computed by build actions.
@@ -19,8 +19,9 @@ import numpy as np
 import pytest
 import whisper
 
-from runtime import audio_input, longform, runfiles
-from runtime.engine import Engine
+from ckw import runfiles
+from ckw.runtime import audio_input, longform
+from ckw.runtime.engine import Engine
 from tests.e2e import references
 from tests.e2e.clips import audio_root, shard
 

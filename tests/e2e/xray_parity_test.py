@@ -37,11 +37,12 @@ import pytest
 import torch
 import whisper
 
-from models.whisper.checkpoint.packed import runfiles_checkpoint_dir
+from ckw import runfiles
+from ckw.checkpoints.packed import runfiles_checkpoint_dir
+from ckw.runtime import abi
+from ckw.runtime.tokenizer import WhisperTokenizer
 from models.whisper.reference import openai_reference
 from models.whisper.reference import xray_reference as xr
-from runtime import abi, runfiles
-from runtime.tokenizer import WhisperTokenizer
 from tools.codegen.explorer import xray as explorer_xray
 
 VARIANTS = ["tiny", "base"]

@@ -69,8 +69,8 @@ import sys
 import numpy as np
 import pytest
 
-from tests.e2e.wer import edit_distance
 from tests.hostile import wav_builder as wb
+from tools.bench.wer import edit_distance
 
 ROOT = os.environ["TEST_SRCDIR"]
 CLI = os.path.join(ROOT, "ckw", "tools", "transcribe")

@@ -17,8 +17,8 @@ import threading
 
 import pytest
 
-from runtime import abi, audio_input
-from runtime.engine import Engine, EngineError
+from ckw.runtime import abi, audio_input
+from ckw.runtime.engine import Engine, EngineError
 
 ROOT = os.environ["TEST_SRCDIR"]
 FILES = ["jfk.wav", "librispeech/1089-134686-0000.flac", "librispeech/1089-134686-0002.wav"]

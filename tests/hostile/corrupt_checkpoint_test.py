@@ -30,9 +30,9 @@ import numpy as np
 import pytest
 import xxhash
 
-from models.whisper.checkpoint.packed import layout_digest, tensors_digest
-from runtime import runfiles
-from runtime.engine import Engine, EngineError
+from ckw import runfiles
+from ckw.checkpoints.packed import layout_digest, tensors_digest
+from ckw.runtime.engine import Engine, EngineError
 
 ROOT = os.environ["TEST_SRCDIR"]
 TINY = os.path.dirname(runfiles.locate("whisper_tiny", "weights.bin"))

@@ -18,7 +18,8 @@ import time
 import numpy as np
 from absl import app, flags
 
-from runtime import abi, runfiles
+from ckw import runfiles
+from ckw.runtime import abi
 
 FLAGS = flags.FLAGS
 flags.DEFINE_integer("runs", 5, "Timed repetitions per measurement (the median is printed).")

@@ -9,9 +9,9 @@ import os
 import time
 from typing import Dict, Optional
 
-from runtime.decoding import DecodingOptions
-from runtime.engine import Engine
-from runtime.options import TranscribeOptions
+from ckw.runtime.decoding import DecodingOptions
+from ckw.runtime.engine import Engine
+from ckw.runtime.options import TranscribeOptions
 from tools.bench import floors
 
 
@@ -29,7 +29,7 @@ class CkwPeer:
         self._count(self.engine.encoder, "run", "encoder")
         open_group = self.engine.paged.open_group
 
-        def counted_group():  # each transcription's decoder (runtime/paged_decoder.py)
+        def counted_group():  # each transcription's decoder (ckw/runtime/paged_decoder.py)
             group = open_group()
             self._count(group, "prefill", "prefill")
             self._count(group, "decode_batch", "decode")  # greedy's decode() goes through it

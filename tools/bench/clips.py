@@ -9,7 +9,7 @@ import os
 import numpy as np
 import soundfile
 
-from runtime import runfiles
+from ckw import runfiles
 from tools.testing import joined_audio
 
 SAMPLE_RATE = 16000

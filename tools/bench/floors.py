@@ -8,7 +8,7 @@ import math
 import statistics
 from typing import Dict
 
-from runtime import runfiles
+from ckw import runfiles
 
 DECODER_CIRCUIT = "circuits/audio_transformer_decoder.json"
 _WIDTHS = {"f32": 4, "f16": 2, "bf16": 2}
@@ -81,7 +81,7 @@ def decoder_matmul_params(manifest: Dict) -> int:
 def paged_step(
     manifest: Dict, config: Dict, rows: int, requests: float, position: float, state_bytes: Dict[str, int]
 ) -> Dict:
-    """Bytes and FLOPs of one step of the multi-sequence decoder (runtime/streams.py) over `rows`
+    """Bytes and FLOPs of one step of the multi-sequence decoder (ckw/runtime/streams.py) over `rows`
     sequences of `requests` requests, each row attending `position` earlier tokens. Bytes: the
     decoder weights once (decode_bytes_per_step's share: the step's rows share them), each
     request's cross-K/V once (its beams share the entry), each row's self-K/V. FLOPs per row: the

@@ -48,8 +48,8 @@ from typing import Dict, Iterator, Tuple
 
 import numpy as np
 
-from models.whisper.checkpoint.errors import CheckpointError
-from models.whisper.checkpoint.packed import PackedCheckpoint
+from ckw.checkpoints.errors import CheckpointError
+from ckw.checkpoints.packed import PackedCheckpoint
 
 MAGIC = 0x67676D6C
 # --ftype -> the header's ftype (ggml.h's ggml_ftype; quantized: GGML_QNT_VERSION * 1000 + it).

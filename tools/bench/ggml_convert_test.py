@@ -14,9 +14,9 @@ import struct
 import numpy as np
 import pytest
 
-from models.whisper.checkpoint.packed import PackedCheckpoint, runfiles_checkpoint_dir
-from runtime import runfiles
-from runtime.engine import Engine
+from ckw import runfiles
+from ckw.checkpoints.packed import PackedCheckpoint, runfiles_checkpoint_dir
+from ckw.runtime.engine import Engine
 from tools.bench import clips, ggml_convert, report
 from tools.bench.whispercpp_peer import WhisperCppPeer
 

@@ -33,9 +33,9 @@ def write_peer_dirs(model: str, layers: str, seed: int, out: str) -> Dict[str, s
     """Seeded weights of `model` as a Hugging Face directory (out/hf), then each engine's own converter
     on it: ckw's checkpoint store packs it (out/ckw: tokenizer ids and audit as for any fine-tune),
     CTranslate2's converter writes out/ct2-float32 and out/ct2-int8. The same values everywhere."""
-    from models.whisper.checkpoint import sources, store, tokenizer_kinds
-    from models.whisper.checkpoint.packed import PackedCheckpoint
-    from models.whisper.checkpoint.seeded import write_seeded
+    from ckw.checkpoints import sources, store, tokenizer_kinds
+    from ckw.checkpoints.packed import PackedCheckpoint
+    from ckw.checkpoints.seeded import write_seeded
 
     seeded, hf = os.path.join(out, "seeded"), os.path.join(out, "hf")
     write_seeded(model, seeded, seed, layers)
@@ -63,7 +63,7 @@ def write_hf_directory(ckpt, out: str, tokenizer: str) -> str:
     from safetensors.numpy import save_file
     from transformers import WhisperConfig
 
-    from models.whisper.checkpoint.canonical import is_key_bias
+    from ckw.checkpoints.canonical import is_key_bias
 
     c = ckpt.config
     os.makedirs(out, exist_ok=True)
@@ -122,7 +122,7 @@ def run_ckw(spec: Dict) -> Dict:
     """ckw on the packed checkpoint: the log-mel of the clip (saved for the peers: every engine gets
     the same window), then per run the encoder, prefill of the forced prefix and decode_tokens - 1
     decoder calls, each token the argmax with end of text suppressed."""
-    from runtime.engine import Engine
+    from ckw.runtime.engine import Engine
 
     engine = Engine.from_checkpoint(spec["checkpoint"], threads=spec["threads"])
     tok = engine.tokenizer

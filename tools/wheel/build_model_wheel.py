@@ -1,5 +1,5 @@
 """Writes a model wheel (//:wheel_model_<name>): a packed checkpoint as the package
-`ckw_model_<name>`, which models/whisper/checkpoint/store.py finds when it is installed, so that
+`ckw_model_<name>`, which ckw/checkpoints/store.py finds when it is installed, so that
 `pip install` is all a machine without the Hugging Face Hub needs.
 
     build_model_wheel --model tiny.en --module MODULE.bazel --out_dir DIR FILE...
@@ -12,7 +12,7 @@ import argparse
 import os
 import sys
 
-from models.whisper.checkpoint import store
+from ckw.checkpoints import store
 from tools.wheel.build_wheel import WheelError, module_version, write_wheel
 
 REQUIRED = ("manifest.json", "weights.bin", "model_config.json", "tokenizer.json")

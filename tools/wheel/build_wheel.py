@@ -1,15 +1,15 @@
-"""Writes the ckw wheel (//:wheel): the runtime, the checkpoint code and the CLI moved under the
-package `ckw`, the generated libraries and the data they read, no weights.
+"""Writes the ckw wheel (//:wheel): the tree's `ckw/` package as it is, the generated libraries and
+the data they read under `ckw/_libs/` at their workspace paths, no weights.
 
     build_wheel --files FILES --lock requirements_lock.txt --module MODULE.bazel --out_dir DIR
 
 FILES: one `source<TAB>path in the workspace` per line (the rule's inputs). A workspace path
-`ckw/...` is the package itself; any other goes to `ckw/<path>`, so the runtime finds libraries and
-data at their workspace paths under the package (runtime/runfiles.py, PACKAGE_ROOT). Every import
-of the top-level `runtime`, `models` and `tools` packages is rewritten to `ckw.runtime`, ... .
-The wheel is `ckw-<version>-py3-none-<manylinux tag>.whl`: the version is MODULE.bazel's, the tag
-the glibc the libraries need (tools/wheel/elf.py), the dependencies every third-party module the
-package imports, bounded below by the lock. Two builds of the same inputs give the same bytes.
+`ckw/...` goes to the same path in the wheel, byte for byte; any other file goes to
+`ckw/_libs/<path>` (ckw/runfiles.py finds it there). Python outside `ckw/` is refused: nothing the
+package imports may live elsewhere. The wheel is `ckw-<version>-py3-none-<manylinux tag>.whl`: the
+version is MODULE.bazel's, the tag the glibc the libraries need (tools/wheel/elf.py), the
+dependencies every third-party module the package imports, bounded below by the lock. Two builds of
+the same inputs give the same bytes.
 """
 
 import argparse
@@ -24,8 +24,7 @@ import zipfile
 from tools.wheel import elf
 
 NAME = "ckw"
-MOVED = ("runtime", "models", "server", "tools")  # top-level packages of the workspace, moved under ckw
-MARKER = "PACKAGE_ROOT"  # runtime/runfiles.py: the installed package is the workspace root
+LIBS = f"{NAME}/_libs"  # ckw/runfiles.py's LIBS
 # Third-party modules the package may import -> their distribution (name in the lock).
 DISTRIBUTIONS = {
     "absl": "absl-py",
@@ -49,28 +48,16 @@ class WheelError(Exception):
     pass
 
 
-def package_path(workspace_path: str) -> str:
-    return workspace_path if workspace_path.startswith(NAME + "/") else f"{NAME}/{workspace_path}"
-
-
-def rewrite_imports(source: str, where: str) -> str:
-    """`from runtime...`, `from models...`, ... (MOVED) -> `from ckw.<same>` at every depth;
-    `import runtime...` (which would bind another name) is refused."""
-    lines = source.splitlines(keepends=True)
-    for node in ast.walk(ast.parse(source, where)):
-        if isinstance(node, ast.Import) and any(a.name.split(".")[0] in MOVED for a in node.names):
-            raise WheelError(
-                f"{where}:{node.lineno}: `import {node.names[0].name}`: write `from ... import ...`, "
-                "which the wheel can move under ckw"
-            )
-        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module.split(".")[0] in MOVED:
-            i, line = node.lineno - 1, lines[node.lineno - 1]
-            head, tail = line[: node.col_offset], line[node.col_offset :]
-            new, n = re.subn(rf"^from\s+(?=(?:{'|'.join(MOVED)})\b)", f"from {NAME}.", tail, count=1)
-            if n != 1:
-                raise WheelError(f"{where}:{node.lineno}: an import split over lines; keep `from X` on one line")
-            lines[i] = head + new
-    return "".join(lines)
+def wheel_path(workspace_path: str) -> str:
+    """Where a file of the workspace goes in the wheel (WheelError for Python outside ckw/)."""
+    if workspace_path.startswith(NAME + "/"):
+        return workspace_path
+    if workspace_path.endswith(".py"):
+        raise WheelError(
+            f"{workspace_path}: the wheel carries Python only from {NAME}/; move the module under "
+            f"{NAME}/ or drop the dependency on it"
+        )
+    return f"{LIBS}/{workspace_path}"
 
 
 def third_party_imports(source: str, where: str) -> set[str]:
@@ -80,7 +67,7 @@ def third_party_imports(source: str, where: str) -> set[str]:
             names.update(a.name.split(".")[0] for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names.add(node.module.split(".")[0])
-    return {n for n in names if n not in sys.stdlib_module_names and n not in (NAME, *MOVED)}
+    return {n for n in names if n not in sys.stdlib_module_names and n != NAME}
 
 
 def lock_versions(lock: str) -> dict[str, str]:
@@ -115,21 +102,21 @@ def _record_hash(data: bytes) -> str:
 def build(files: list[tuple[str, str]], lock: str, module_bazel: str, out_dir: str) -> str:
     entries, imports, libraries = {}, set(), []
     for source, workspace_path in files:
-        dest = package_path(workspace_path)
+        dest = wheel_path(workspace_path)
         with open(source, "rb") as f:
             data = f.read()
         if dest.endswith(".py"):
-            text = data.decode("utf-8")
-            imports |= third_party_imports(text, workspace_path)
-            data = rewrite_imports(text, workspace_path).encode("utf-8")
+            imports |= third_party_imports(data.decode("utf-8"), workspace_path)
         elif dest.endswith(".so"):
             libraries.append(source)
         entries[dest] = data
-    for d in sorted({os.path.dirname(p) for p in entries if p.endswith(".py")}):
-        while d and f"{d}/__init__.py" not in entries:
-            entries[f"{d}/__init__.py"] = b""
-            d = os.path.dirname(d)
-    entries[f"{NAME}/{MARKER}"] = b"The ckw package holds the workspace's files at their workspace paths.\n"
+    missing = sorted(
+        f"{d}/__init__.py"
+        for d in {os.path.dirname(p) for p in entries if p.endswith(".py")}
+        if f"{d}/__init__.py" not in entries
+    )
+    if missing:
+        raise WheelError(f"{', '.join(missing)}: missing; every package directory under {NAME}/ has one")
 
     imports -= set(EXTRA_MODULES)
     unknown = sorted(imports - set(DISTRIBUTIONS))

@@ -39,7 +39,7 @@ ckw_wheel = rule(
     attrs = {
         "binary": attr.label(mandatory = True, doc = "the command the wheel's `ckw` is; its runfiles are the contents"),
         "package": attr.label(mandatory = True, doc = "the public package's sources (ckw/)"),
-        "modules": attr.label_list(doc = "more py_libraries the package carries (moved under ckw like the rest)"),
+        "modules": attr.label_list(doc = "more py_libraries the package carries (under ckw/ like the rest)"),
         "lock": attr.label(allow_single_file = True, mandatory = True),
         "module": attr.label(allow_single_file = True, mandatory = True, doc = "MODULE.bazel: the version"),
         "_builder": attr.label(default = "//tools/wheel:build_wheel", executable = True, cfg = "exec"),

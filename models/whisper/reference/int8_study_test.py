@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from runtime import runfiles
+from ckw import runfiles
 
 
 def study(*args) -> subprocess.CompletedProcess:

@@ -9,7 +9,7 @@ import soundfile
 import torch
 import whisper
 
-from models.whisper.checkpoint.packed import runfiles_checkpoint_dir
+from ckw.checkpoints.packed import runfiles_checkpoint_dir
 from models.whisper.reference.openai_whisper_ref import load_openai_whisper
 
 SAMPLE_RATE = 16000

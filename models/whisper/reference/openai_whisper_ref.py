@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from models.whisper.checkpoint.canonical import DIM_KEYS
-from models.whisper.checkpoint.convert_openai import canonical_to_openai
-from models.whisper.checkpoint.errors import CheckpointError
-from models.whisper.checkpoint.packed import PackedCheckpoint
+from ckw.checkpoints.canonical import DIM_KEYS
+from ckw.checkpoints.convert_openai import canonical_to_openai
+from ckw.checkpoints.errors import CheckpointError
+from ckw.checkpoints.packed import PackedCheckpoint
 
 
 def openai_state_dict(ckpt: PackedCheckpoint) -> dict[str, np.ndarray]:

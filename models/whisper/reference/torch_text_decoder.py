@@ -1,4 +1,4 @@
-"""A `TextDecoder` (runtime/decoding.py) backed by openai-whisper's PyTorch model.
+"""A `TextDecoder` (ckw/runtime/decoding.py) backed by openai-whisper's PyTorch model.
 
 It runs the decoding policy on the reference model itself, so the policy can be proven
 against `whisper.decode()` independently of the generated C engine, and it is the

@@ -11,11 +11,11 @@ import pytest
 import torch
 import whisper
 
-from models.whisper.checkpoint.packed import runfiles_checkpoint_dir
+from ckw import runfiles
+from ckw.checkpoints.packed import runfiles_checkpoint_dir
+from ckw.runtime.tokenizer import WhisperTokenizer
 from models.whisper.reference import openai_reference
 from models.whisper.reference.torch_text_decoder import TorchTextDecoder, TorchTextDecoderError
-from runtime import runfiles
-from runtime.tokenizer import WhisperTokenizer
 
 
 @functools.lru_cache(maxsize=None)

@@ -22,12 +22,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from models.whisper.checkpoint.packed import PackedCheckpoint, runfiles_checkpoint_dir
+from ckw import runfiles
+from ckw.checkpoints.packed import PackedCheckpoint, runfiles_checkpoint_dir
+from ckw.runtime.tokenizer import WhisperTokenizer
 from models.whisper.reference import openai_reference
 from models.whisper.reference import xray_reference as xr
 from models.whisper.reference.torch_text_decoder import TorchTextDecoder
-from runtime import runfiles
-from runtime.tokenizer import WhisperTokenizer
 
 VARIANTS = ["tiny", "base"]
 # The phase whose ops a forward pass of openai-whisper covers, per part.

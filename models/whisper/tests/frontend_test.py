@@ -10,7 +10,7 @@ import unittest
 
 import numpy as np
 
-from runtime import abi
+from ckw.runtime import abi
 
 ARGS = {}
 for _arg in sys.argv[1:]:  # "name=path", or a bare path continuing the previous name's list
@@ -27,7 +27,7 @@ MEL_ABS = 1e-4
 class FrontendTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        # The one ctypes table, built from the library's own ABI data (runtime/abi.py).
+        # The one ctypes table, built from the library's own ABI data (ckw/runtime/abi.py).
         cls.lib = abi.Library(os.path.abspath(ARGS["frontend"]), ARGS["prefix"], "frontend")
         cls.handle = abi.Handle(cls.lib)
 

@@ -9,7 +9,7 @@ on every other layout's (bf16, the seeded sizes) the first check alone (`only=`)
   sequence the bits it gets alone on 1 thread in a fresh handle with other block ids.
 - The rank phase (a beam search's candidates): on real logits of five beams, with a suppress
   list and the timestamp rules' masks, the same tokens and log-probabilities as the numpy ranking
-  (runtime/token_choice.py); a row with every token masked is refused.
+  (ckw/runtime/token_choice.py); a row with every token masked is refused.
 - The cache facts per entry: one projection per (entry, memory) whatever the batch; setting one
   entry's memory invalidates that entry alone; a decode naming an invalid or out-of-range entry,
   a position past the context or a block id outside the pool is refused before any kernel runs,
@@ -22,8 +22,8 @@ import unittest
 
 import numpy as np
 
-from runtime import abi, token_choice
-from runtime.kv_pool import BlockPool
+from ckw.runtime import abi, token_choice
+from ckw.runtime.kv_pool import BlockPool
 
 ARGS = dict(a.split("=", 1) for a in sys.argv[1:] if "=" in a)
 

@@ -3,7 +3,7 @@ the very same weights, on jfk.wav's log-mel: encoder memory, teacher-forced pref
 rows, and some rows in any order, repeated), incremental decode logits (self-K/V cache, cross-K/V
 reused) within stated float32 bounds, and greedy tokens where the reference's top two logits are
 not a near-tie. The weights are a real checkpoint (tiny.en) or, for a model whose real weights
-this build cannot download, seeded values of its exact layout (models/whisper/checkpoint/seeded.py).
+this build cannot download, seeded values of its exact layout (ckw/checkpoints/seeded.py).
 """
 
 import os
@@ -12,7 +12,7 @@ import unittest
 
 import numpy as np
 
-from runtime import abi
+from ckw.runtime import abi
 
 ARGS = dict(a.split("=", 1) for a in sys.argv[1:] if "=" in a)
 # Relative bounds (max |ours - ref| / max |ref|): float32 with a different summation order over

@@ -15,7 +15,7 @@ import unittest
 
 import numpy as np
 
-from runtime import abi
+from ckw.runtime import abi
 
 ARGS = dict(a.split("=", 1) for a in sys.argv[1:] if "=" in a)
 

@@ -1,8 +1,8 @@
-"""Writes a packed checkpoint (models/whisper/checkpoint/packed.py) for a synthetic model: every
+"""Writes a packed checkpoint (ckw/checkpoints/packed.py) for a synthetic model: every
 weight the given circuits read at the config's dims, seeded random values that float16 holds
 exactly, stored as the real packer stores them (f16 where storage.py narrows a tensor of a real
 checkpoint, f32 elsewhere), so the compiler picks the real models' kernels; the precision policies
-(//models/whisper/checkpoint/precision:derive) apply to it as to a converted checkpoint.
+(//ckw/checkpoints/precision:derive) apply to it as to a converted checkpoint.
 
     synthetic_checkpoint --config CONFIG.json --circuit ENCODER.json --circuit DECODER.json --out_dir DIR
 
@@ -16,8 +16,8 @@ import os
 
 import numpy as np
 
-from models.whisper.checkpoint import pack, storage
-from models.whisper.checkpoint.synthetic import tokenizer_json
+from ckw.checkpoints import pack, storage
+from ckw.checkpoints.synthetic import tokenizer_json
 from tools.codegen.testing.synthetic import weight_shapes
 
 SCALE = 0.2  # standard deviation of the weights (every norm keeps the activations in range)

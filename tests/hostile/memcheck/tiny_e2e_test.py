@@ -5,8 +5,8 @@ import json
 import os
 import subprocess
 
-from runtime import runfiles
-from runtime.tokenizer import WhisperTokenizer
+from ckw import runfiles
+from ckw.runtime.tokenizer import WhisperTokenizer
 
 
 def test_tiny_e2e_transcribes_jfk():

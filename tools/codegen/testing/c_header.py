@@ -4,7 +4,7 @@ spelled the way abi.json spells them ("const float *", "ckw_x_handle **")."""
 
 import re
 
-from runtime.abi import normalize_ctype as normalize
+from ckw.runtime.abi import normalize_ctype as normalize
 
 
 def _param(text: str, where: str) -> dict[str, str]:

@@ -12,7 +12,7 @@ import os
 import numpy as np
 import xxhash
 
-from models.whisper.checkpoint.packed import layout_digest
+from ckw.checkpoints.packed import layout_digest
 from tools.codegen import expr, graph, load
 
 

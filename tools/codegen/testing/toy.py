@@ -47,7 +47,7 @@ def toy_manifest_hashes(manifest: dict) -> dict:
 
     import xxhash
 
-    from models.whisper.checkpoint.packed import layout_digest, tensors_digest
+    from ckw.checkpoints.packed import layout_digest, tensors_digest
 
     data = toy_weights(manifest)
     tensors = [

@@ -3,7 +3,7 @@ checks (another layout refused, other weights of the layout run),
 cross-K/V cache facts, self-KV incremental decode equal to a full prefill, error codes, and the
 edge taps (every call's f32 outputs, in call order, with their shapes and values), and the
 handle's worker threads (the toy linear and logits maps declare splits): same bits for any count.
-The library is called through runtime/abi.py, whose ctypes table comes from the library's own
+The library is called through ckw/runtime/abi.py, whose ctypes table comes from the library's own
 `ckw_toy_decoder_abi_json()`; that string, abi.json and the header agree."""
 
 import ctypes
@@ -18,9 +18,9 @@ import unittest
 import numpy as np
 import xxhash
 
-from models.whisper.checkpoint.packed import tensors_digest
-from runtime import abi
-from runtime.abi import TAP_FN
+from ckw.checkpoints.packed import tensors_digest
+from ckw.runtime import abi
+from ckw.runtime.abi import TAP_FN
 from tools.codegen.testing.c_header import declarations, error_codes
 from tools.codegen.testing.toy import toy_manifest_hashes, toy_weights
 

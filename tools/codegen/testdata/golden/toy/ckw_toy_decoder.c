@@ -337,7 +337,7 @@ API const char *ckw_toy_decoder_abi_json(void) {
       "      \"returns\": \"int64_t\"\n"
       "    },\n"
       "    {\n"
-      "      \"doc\": \"This ABI as JSON (the artifact's abi.json, byte for byte): functions, parameters, types and error codes; runtime/abi.py builds its ctypes table from it.\",\n"
+      "      \"doc\": \"This ABI as JSON (the artifact's abi.json, byte for byte): functions, parameters, types and error codes; ckw/runtime/abi.py builds its ctypes table from it.\",\n"
       "      \"name\": \"ckw_toy_decoder_abi_json\",\n"
       "      \"params\": [],\n"
       "      \"returns\": \"const char *\"\n"

@@ -99,7 +99,7 @@ const char *ckw_toy_decoder_last_error(const ckw_toy_decoder_handle *h);
 int64_t ckw_toy_decoder_dim(const char *name);
 
 // This ABI as JSON (the artifact's abi.json, byte for byte): functions, parameters, types and error
-// codes; runtime/abi.py builds its ctypes table from it.
+// codes; ckw/runtime/abi.py builds its ctypes table from it.
 const char *ckw_toy_decoder_abi_json(void);
 
 // Sets the handle's edge tap. Returns CKW_TOY_DECODER_OK, or CKW_TOY_DECODER_E_ARGUMENT without a

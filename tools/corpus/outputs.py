@@ -1,6 +1,0 @@
-"""Where the corpus tool writes each transcript (runtime/output_file.py writes it whole and
-durable before the journal records it)."""
-
-
-def output_relpath(relpath: str, output_format: str) -> str:
-    return f"{relpath}.{output_format}"
