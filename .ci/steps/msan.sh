@@ -14,7 +14,7 @@ source .ci/steps/lib.sh
 apt_install_missing clang-14 libclang-rt-14-dev
 
 driver=//tests/hostile/memcheck:tiny_e2e
-ci_bazel build "$driver" //tools:demo_clip @whisper_tiny//:checkpoint
+ci_bazel build "$driver" //ckw/cli:demo_clip @whisper_tiny//:checkpoint
 bin="$(ci_bazel info bazel-bin 2>/dev/null)"
 weights="$(ci_bazel info output_base 2>/dev/null)/external/whisper_tiny/weights.bin"
 work="$(mktemp -d /tmp/ckw-msan.XXXXXX)"
@@ -28,7 +28,7 @@ clang_binary "$work/tiny_e2e_msan" "${sources[@]}" -- -std=c11 -O1 -g -fno-omit-
   -fsanitize=memory -fsanitize-memory-track-origins=2 -I. -I"$bin"
 built=$SECONDS
 
-run=("$weights" "$bin/tools/demo_clip.wav")
+run=("$weights" "$bin/ckw/cli/demo_clip.wav")
 native="$("$bin/tests/hostile/memcheck/tiny_e2e" "${run[@]}")"
 status=0
 MSAN_OPTIONS=halt_on_error=1:exitcode=99 "$work/tiny_e2e_msan" "${run[@]}" >"$work/tokens.txt" 2>"$work/msan.txt" || status=$?

@@ -20,7 +20,7 @@ source .ci/steps/lib.sh
 apt_install_missing valgrind
 
 models=(narrow narrow_bf16)
-targets=(//tools:demo_clip)
+targets=(//ckw/cli:demo_clip)
 for m in "${models[@]}"; do targets+=("//tests/hostile/memcheck:${m}_e2e" "//tests/hostile/memcheck:${m}_checkpoint"); done
 ci_bazel build "${targets[@]}"
 bin="$(ci_bazel info bazel-bin 2>/dev/null)"
@@ -29,7 +29,7 @@ trap 'rm -rf "$work"' EXIT
 
 # driver MODEL: the model's driver, weights and input (the words of its command line).
 driver() { printf '%s\n' "$bin/tests/hostile/memcheck/$1_e2e" "$bin/tests/hostile/memcheck/$1_checkpoint/weights.bin" \
-  "$bin/tools/demo_clip.wav"; }
+  "$bin/ckw/cli/demo_clip.wav"; }
 memcheck=(valgrind --tool=memcheck --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite
   --error-exitcode=99 --num-callers=40)
 start=$SECONDS

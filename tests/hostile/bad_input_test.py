@@ -73,7 +73,7 @@ from tests.hostile import wav_builder as wb
 from tools.bench.wer import edit_distance
 
 ROOT = os.environ["TEST_SRCDIR"]
-CLI = os.path.join(ROOT, "ckw", "tools", "transcribe")
+CLI = os.path.join(ROOT, "ckw", "ckw", "cli", "transcribe")
 JFK = os.path.join(ROOT, "test_audio", "jfk.wav")
 LIST_CHUNK = wb.chunk(b"LIST", b"INFOjunk")
 PR_CAPBSET_DROP, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH = 24, 1, 2

@@ -205,7 +205,7 @@ def test_cli_refuses_a_flipped_byte(tmp_path, manifest):
     out = tmp_path / "out.txt"
     proc = subprocess.run(
         [
-            os.path.join(ROOT, "ckw", "tools", "transcribe"),
+            os.path.join(ROOT, "ckw", "ckw", "cli", "transcribe"),
             "--wav",
             os.path.join(ROOT, "test_audio", "jfk.wav"),
             "--output",
