@@ -21,7 +21,8 @@ import faster_whisper.vad as fw_vad
 import pytest
 
 import ckw
-from ckw import runfiles, speech_timestamps
+from ckw import runfiles
+from ckw.runtime import speech_timestamps
 from ckw.runtime.engine import Engine
 from ckw.runtime.streams import Streams
 from ckw.runtime.testing import speech_gaps
